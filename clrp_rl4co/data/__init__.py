@@ -1,0 +1,29 @@
+"""Instances, solutions, benchmark files and best-known values."""
+
+from .bks import PrinsBKS, prins_bks
+from .instance import (
+    CAPACITY_TOLERANCE,
+    CLRPInstance,
+    instances_to_tensordict,
+    rounded_arc_cost,
+    tensordict_to_instances,
+)
+from .prodhon import benchmarks_dir, prins_files, read_prodhon, write_prodhon
+from .solution import CLRPSolution, CostBreakdown, Route
+
+__all__ = [
+    "CAPACITY_TOLERANCE",
+    "CLRPInstance",
+    "CLRPSolution",
+    "CostBreakdown",
+    "PrinsBKS",
+    "Route",
+    "benchmarks_dir",
+    "instances_to_tensordict",
+    "prins_bks",
+    "prins_files",
+    "read_prodhon",
+    "rounded_arc_cost",
+    "tensordict_to_instances",
+    "write_prodhon",
+]
