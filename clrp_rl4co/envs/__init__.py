@@ -1,0 +1,3 @@
+from .clrp import CLRPEnv, CLRPGenerator
+
+__all__ = ["CLRPEnv", "CLRPGenerator"]

@@ -1,0 +1,67 @@
+"""Matplotlib picture of a CLRP instance and (optionally) a solution."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from tensordict import TensorDict
+
+from clrp_rl4co.data.instance import tensordict_to_instances
+from clrp_rl4co.data.solution import CLRPSolution
+
+
+def render(td: TensorDict, actions: torch.Tensor | None = None, ax=None, index: int = 0,
+           title: str | None = None):
+    """Draw instance ``index`` of ``td`` in its own coordinates (``cost_locs``).
+
+    Open depots are filled squares, unused ones hollow; depot marker size grows with capacity,
+    customer marker size with demand; each route is coloured by its depot. The title shows the
+    cost breakdown when ``actions`` ([B, T] or [T]) are given. Returns the axes.
+    """
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 6))
+    td = td.detach().cpu()
+    if td.batch_size == torch.Size([]):
+        td = td.unsqueeze(0)
+        index = 0
+    instance = tensordict_to_instances(td[index : index + 1])[0]
+    num_depots = instance.num_depots
+    solution = None
+    if actions is not None:
+        actions = torch.as_tensor(actions).cpu()
+        row = actions if actions.dim() == 1 else actions[index]
+        solution = CLRPSolution.from_actions(row.tolist(), num_depots)
+    open_depots = set(solution.open_depots) if solution is not None else set()
+
+    cmap = plt.get_cmap("tab10" if num_depots <= 10 else "tab20")
+    depot_colour = {d: cmap(d % cmap.N) for d in range(num_depots)}
+    cap = instance.depot_capacity
+    depot_size = 80 + 220 * (cap - cap.min()) / max(np.ptp(cap), 1e-9)
+    dem = instance.demand
+    customer_size = 12 + 48 * (dem - dem.min()) / max(np.ptp(dem), 1e-9)
+    locs = instance.locs
+
+    if solution is not None:
+        for route in solution.routes:
+            path = [route.depot] + [num_depots + c for c in route.customers] + [route.depot]
+            xy = locs[path]
+            ax.plot(xy[:, 0], xy[:, 1], "-", color=depot_colour[route.depot], lw=1.2, alpha=0.85)
+    ax.scatter(locs[num_depots:, 0], locs[num_depots:, 1], s=customer_size, c="0.25", zorder=3,
+               label="customers")
+    for d in range(num_depots):
+        filled = d in open_depots
+        ax.scatter(locs[d, 0], locs[d, 1], s=depot_size[d], marker="s", zorder=4,
+                   facecolors=depot_colour[d] if filled else "none",
+                   edgecolors=depot_colour[d], linewidths=1.8)
+    if title is None:
+        title = instance.name
+        if solution is not None:
+            c = solution.cost(instance)
+            title = (f"cost {c.total:.4g} = depots {c.opening:.4g} + vehicles {c.vehicles:.4g} "
+                     f"+ routing {c.routing:.4g}\n{len(open_depots)} open depots, "
+                     f"{solution.num_routes} routes")
+    ax.set_title(title, fontsize=9)
+    ax.set_aspect("equal")
+    return ax

@@ -1,0 +1,120 @@
+"""Vectorised feasibility check of CLRP action sequences (independent of the env's step)."""
+
+from __future__ import annotations
+
+import torch
+from tensordict import TensorDict
+
+from clrp_rl4co.data.instance import CAPACITY_TOLERANCE
+
+
+def _first(violation: torch.Tensor):
+    """(batch index, position) of the first True entry of a [B, K] tensor, or None."""
+    rows = violation.any(-1).nonzero()
+    if rows.numel() == 0:
+        return None
+    b = int(rows[0, 0])
+    k = int(violation[b].nonzero()[0, 0])
+    return b, k
+
+
+def check_solution_validity(td: TensorDict, actions: torch.Tensor) -> None:
+    """Raise ``ValueError`` if any instance's action sequence violates a CLRP constraint.
+
+    Checks, for every instance of the batch at once: action range; routes open at a depot, serve
+    at least one customer and close at the same depot; every customer served exactly once;
+    vehicle capacity per route; depot capacity per depot; the last route is closed. Depot
+    indices after the last closed route are padding and ignored. The message names the
+    instance (batch index) and the customer, route, depot or position at fault.
+
+    Args:
+        td: any TensorDict of the batch holding ``depot_capacity`` [B, D], ``demand`` [B, N]
+            and ``vehicle_capacity`` [B, 1] (an initial or final state).
+        actions: [B, T] node indices (depots ``0..D-1``, customer ``j`` is ``D + j``).
+    """
+    demand = td["demand"]
+    depot_capacity = td["depot_capacity"]
+    batch, num_customers = demand.shape
+    num_depots = depot_capacity.shape[-1]
+    actions = actions.to(demand.device).long().reshape(batch, -1)
+    horizon = actions.shape[-1]
+
+    bad = _first((actions < 0) | (actions >= num_depots + num_customers))
+    if bad is not None:
+        b, t = bad
+        raise ValueError(f"instance {b}: actions[{t}] = {int(actions[b, t])} is not a node index")
+
+    pos = torch.arange(horizon, device=actions.device).expand(batch, horizon)
+    is_depot = actions < num_depots
+    is_customer = ~is_depot
+    customer = (actions - num_depots).clamp(min=0)
+    occurrence = is_depot.long().cumsum(-1)  # depots seen up to and including t
+
+    # every customer exactly once
+    counts = torch.zeros(batch, num_customers, dtype=torch.long, device=actions.device)
+    counts.scatter_add_(-1, customer, is_customer.long())
+    bad = _first(counts == 0)
+    if bad is not None:
+        raise ValueError(f"instance {bad[0]}: customer {bad[1]} (node {bad[1] + num_depots}) "
+                         "is not served (unfinished or dead-ended solution)")
+    bad = _first(counts > 1)
+    if bad is not None:
+        b, j = bad
+        raise ValueError(f"instance {b}: customer {j} (node {j + num_depots}) is served "
+                         f"{int(counts[b, j])} times")
+
+    # customers only inside a route (odd number of depots seen so far)
+    bad = _first(is_customer & (occurrence % 2 == 0))
+    if bad is not None:
+        b, t = bad
+        raise ValueError(f"instance {b}: actions[{t}] = customer node {int(actions[b, t])} "
+                         "is outside a route (no depot opened it)")
+
+    # the route of the last customer must be closed; what follows is padding
+    last_customer = torch.where(is_customer, pos, -1).amax(-1)
+    occ_last = occurrence.gather(-1, last_customer.clamp(min=0)[:, None]).squeeze(-1)
+    unclosed = occurrence[:, -1] < occ_last + 1
+    if unclosed.any():
+        b = int(unclosed.nonzero()[0, 0])
+        raise ValueError(f"instance {b}: the last route is not closed at its depot")
+    in_solution = occurrence <= (occ_last + 1)[:, None]
+
+    # a closing depot equals the opening depot and the route is not empty
+    last_depot_pos = torch.where(is_depot, pos, -1).cummax(-1).values  # inclusive
+    prev_depot_pos = torch.cat([torch.full_like(pos[:, :1], -1), last_depot_pos[:, :-1]], -1)
+    prev_depot = actions.gather(-1, prev_depot_pos.clamp(min=0))
+    closing = is_depot & (occurrence % 2 == 0) & in_solution
+    bad = _first(closing & (actions != prev_depot))
+    if bad is not None:
+        b, t = bad
+        raise ValueError(f"instance {b}: route from depot {int(prev_depot[b, t])} returns to "
+                         f"depot {int(actions[b, t])} (actions[{t}])")
+    bad = _first(closing & (prev_depot_pos == pos - 1))
+    if bad is not None:
+        b, t = bad
+        raise ValueError(f"instance {b}: empty route at depot {int(actions[b, t])} "
+                         f"(actions[{t}])")
+
+    # vehicle capacity per route and depot capacity per depot
+    served_demand = demand.gather(-1, customer) * is_customer
+    route_id = torch.where(is_customer, (occurrence - 1) // 2, 0)
+    route_load = torch.zeros(batch, horizon // 2 + 1, dtype=demand.dtype, device=demand.device)
+    route_load.scatter_add_(-1, route_id, served_demand)
+    over = route_load > td["vehicle_capacity"].reshape(batch, 1) + CAPACITY_TOLERANCE
+    bad = _first(over)
+    if bad is not None:
+        b, r = bad
+        raise ValueError(f"instance {b}: route {r} carries {float(route_load[b, r]):g} > vehicle "
+                         f"capacity {float(td['vehicle_capacity'].reshape(batch)[b]):g}")
+    route_depot = actions.gather(-1, last_depot_pos.clamp(min=0))
+    depot_load = torch.zeros_like(depot_capacity)
+    depot_load.scatter_add_(-1, torch.where(is_customer, route_depot, 0), served_demand)
+    bad = _first(depot_load > depot_capacity + CAPACITY_TOLERANCE)
+    if bad is not None:
+        b, i = bad
+        raise ValueError(f"instance {b}: depot {i} serves {float(depot_load[b, i]):g} > its "
+                         f"capacity {float(depot_capacity[b, i]):g}")
+
+    if "infeasible" in td.keys() and bool(td["infeasible"].any()):
+        b = int(td["infeasible"].reshape(batch).nonzero()[0, 0])
+        raise ValueError(f"instance {b}: the final state is flagged infeasible (dead end)")

@@ -1,0 +1,330 @@
+"""Heuristic CLRP solver: an exact one-model encoding of the CLRP in PyVRP 0.14.
+
+Encoding (every CLRP feasible solution maps to a PyVRP feasible solution of equal cost and back):
+
+* one PyVRP depot per candidate depot and one client per customer (delivery = demand);
+* one vehicle type per candidate depot, one vehicle, starting and ending there, allowed to
+  reload at that depot only: each *trip* of the vehicle is one CLRP route, so the vehicle
+  capacity ``q`` limits each trip;
+* the depot capacity ``Q_i`` is the vehicle's shift duration: every client's service duration
+  is its demand and all travel durations are zero, so a vehicle's duration is its depot's load;
+* the fixed cost ``F`` per route is paid as ``F / 2`` on every depot-customer edge (each trip
+  uses exactly two of them) and the opening cost ``O_i`` is the vehicle type's fixed cost.
+
+PyVRP needs integers. Arc costs, ``F`` and ``O`` are used as they are when they are all integers
+(the Prins instances), else multiplied by ``cost_scale`` (default ``10^4``) and rounded; demands
+and capacities are scaled likewise only when not integral, demands rounded up and capacities
+down (so a PyVRP-feasible solution is CLRP-feasible). Returned solutions are always priced again
+with :meth:`CLRPSolution.cost` on the real instance.
+
+An optional outer depot-set search (drop / swap / add one depot, each candidate set evaluated by
+a short PyVRP run on the one-model encoding restricted to that set) is used by default from 50
+customers on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyvrp
+from pyvrp import Activity, ActivityType, Client, Depot, Location, ProblemData, VehicleType
+from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
+
+from ..data import CLRPInstance, CLRPSolution, Route
+from .common import SolverResult, check_instance, make_result
+
+#: Default multiplier turning real-valued costs into PyVRP integers.
+DEFAULT_COST_SCALE = 10_000
+#: Multiplier for non-integral demands and capacities.
+DEMAND_SCALE = 1_000
+_INT_TOL = 1e-9
+
+
+def _all_integral(*arrays) -> bool:
+    return all(
+        np.all(np.abs(np.asarray(a, float) - np.round(np.asarray(a, float))) < _INT_TOL)
+        for a in arrays
+    )
+
+
+@dataclass
+class Encoding:
+    """A CLRP instance (restricted to ``depots``) encoded as PyVRP :class:`ProblemData`.
+
+    Attributes:
+        data: the PyVRP problem; PyVRP depot ``k`` and vehicle type ``k`` are CLRP depot
+            ``depots[k]``; PyVRP client ``j`` is CLRP customer ``j``.
+        depots: [K] the CLRP depot indices included.
+        cost_scale: PyVRP cost units per instance cost unit.
+    """
+
+    data: ProblemData
+    depots: list[int]
+    cost_scale: float
+
+
+def encode(
+    instance: CLRPInstance,
+    depots: list[int] | None = None,
+    cost_scale: float = DEFAULT_COST_SCALE,
+) -> Encoding:
+    """Build the one-model PyVRP encoding of ``instance``, optionally on a subset of depots."""
+    depots = list(range(instance.num_depots)) if depots is None else sorted(int(d) for d in depots)
+    if not depots:
+        raise ValueError("encode: need at least one depot")
+    num_customers = instance.num_customers
+    cost = instance.cost_matrix()
+    nodes = depots + [instance.num_depots + j for j in range(num_customers)]
+    sub = cost[np.ix_(nodes, nodes)]
+    opening = instance.opening_cost[depots]
+    fixed = instance.vehicle_fixed_cost
+    if _all_integral(sub, opening, fixed):
+        scale = 1.0
+    else:
+        scale = float(cost_scale)
+    fixed_int = int(round(fixed * scale))
+    if fixed_int % 2:  # F/2 per depot edge must be an integer: double every cost
+        scale *= 2
+        fixed_int *= 2
+    dist = np.round(sub * scale).astype(np.int64)
+    num_k = len(depots)
+    half = fixed_int // 2
+    dist[:num_k, num_k:] += half
+    dist[num_k:, :num_k] += half
+    dist[:num_k, :num_k] = 0  # depot-depot travel never happens (one vehicle per depot)
+    np.fill_diagonal(dist, 0)
+
+    demand = instance.demand
+    q = instance.vehicle_capacity
+    cap = instance.depot_capacity[depots]
+    if _all_integral(demand, q, cap):
+        dem_int = np.round(demand).astype(np.int64)
+        q_int = int(round(q))
+        cap_int = np.round(cap).astype(np.int64)
+    else:
+        dem_int = np.ceil(demand * DEMAND_SCALE - 1e-6).astype(np.int64)
+        q_int = int(math.floor(q * DEMAND_SCALE + 1e-6))
+        cap_int = np.floor(cap * DEMAND_SCALE + 1e-6).astype(np.int64)
+
+    locs = instance.locs[nodes]
+    locations = [Location(x=float(x), y=float(y)) for x, y in locs]
+    pv_depots = [Depot(location=k) for k in range(num_k)]
+    clients = [
+        Client(location=num_k + j, delivery=[int(dem_int[j])], service_duration=int(dem_int[j]))
+        for j in range(num_customers)
+    ]
+    vehicle_types = [
+        VehicleType(
+            num_available=1,
+            capacity=[q_int],
+            start_depot=k,
+            end_depot=k,
+            fixed_cost=int(round(opening[k] * scale)),
+            shift_duration=int(cap_int[k]),
+            reload_depots=[k],
+            name=f"depot{depots[k]}",
+        )
+        for k in range(num_k)
+    ]
+    data = ProblemData(
+        locations, clients, pv_depots, vehicle_types, [dist], [np.zeros_like(dist)]
+    )
+    return Encoding(data=data, depots=depots, cost_scale=scale)
+
+
+def decode(enc: Encoding, solution: pyvrp.Solution) -> CLRPSolution:
+    """Turn a PyVRP solution of ``enc`` into a CLRP solution (one route per non-empty trip)."""
+    routes: list[Route] = []
+    for route in solution.routes():
+        depot = enc.depots[route.vehicle_type()]
+        trips: dict[int, list[int]] = {}
+        for act in route.schedule():
+            if act.is_client():
+                trips.setdefault(act.trip, []).append(int(act.idx))
+        routes.extend(Route(depot, tuple(c)) for _, c in sorted(trips.items()) if c)
+    return CLRPSolution(routes)
+
+
+def to_pyvrp(enc: Encoding, solution: CLRPSolution) -> pyvrp.Solution:
+    """The PyVRP solution of ``enc`` holding ``solution``'s routes.
+
+    Routes at depots outside ``enc.depots`` are moved to the nearest included depot (the result
+    may then violate capacities; PyVRP penalises that and repairs it).
+    """
+    inst_locs = np.array([[loc.x, loc.y] for loc in enc.data.locations()])
+    depot_xy = inst_locs[: len(enc.depots)]
+    index = {d: k for k, d in enumerate(enc.depots)}
+    by_k: dict[int, list[tuple[int, ...]]] = {}
+    for r in solution.routes:
+        k = index.get(r.depot)
+        if k is None:
+            centre = inst_locs[len(enc.depots) + np.array(r.customers)].mean(axis=0)
+            k = int(np.argmin(((depot_xy - centre) ** 2).sum(-1)))
+        by_k.setdefault(k, []).append(r.customers)
+    routes = []
+    for k, trips in sorted(by_k.items()):
+        acts: list[Activity] = []
+        for t, customers in enumerate(trips):
+            if t:
+                acts.append(Activity(ActivityType.DEPOT, k))
+            acts.extend(Activity(ActivityType.CLIENT, c) for c in customers)
+        routes.append(pyvrp.Route(enc.data, acts, k))
+    return pyvrp.Solution(enc.data, routes)
+
+
+def _stop(max_runtime: float | None, max_iterations: int | None) -> StoppingCriterion:
+    crits: list[StoppingCriterion] = []
+    if max_iterations is not None:
+        crits.append(MaxIterations(max(int(max_iterations), 0)))
+    if max_runtime is not None:
+        crits.append(MaxRuntime(max(float(max_runtime), 0.0)))
+    if not crits:
+        raise ValueError("give max_runtime or max_iterations")
+    return crits[0] if len(crits) == 1 else MultipleCriteria(crits)
+
+
+def run_pyvrp(
+    enc: Encoding,
+    max_runtime: float | None,
+    max_iterations: int | None = None,
+    seed: int = 0,
+    initial: CLRPSolution | None = None,
+) -> CLRPSolution | None:
+    """One PyVRP run on ``enc``; returns the best feasible solution decoded, or None."""
+    init = to_pyvrp(enc, initial) if initial is not None else None
+    res = pyvrp.solve(
+        enc.data,
+        _stop(max_runtime, max_iterations),
+        seed=seed,
+        collect_stats=False,
+        display=False,
+        initial_solution=init,
+    )
+    if not res.is_feasible():
+        return None
+    return decode(enc, res.best)
+
+
+def _cost(instance: CLRPInstance, sol: CLRPSolution | None) -> float:
+    return math.inf if sol is None else sol.cost(instance).total
+
+
+def _neighbour_sets(instance: CLRPInstance, current: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Drop, swap and add moves on an open-depot set that keep enough total capacity."""
+    cap = instance.depot_capacity
+    need = instance.total_demand()
+    closed = [d for d in range(instance.num_depots) if d not in current]
+    xy = instance.depot_locs
+    out: list[tuple[int, ...]] = []
+    for d in current:
+        rest = tuple(x for x in current if x != d)
+        if rest and cap[list(rest)].sum() >= need:
+            out.append(rest)
+    for d in current:
+        rest = [x for x in current if x != d]
+        for c in sorted(closed, key=lambda c, d=d: float(((xy[c] - xy[d]) ** 2).sum())):
+            cand = tuple(sorted(rest + [c]))
+            if cap[list(cand)].sum() >= need:
+                out.append(cand)
+    for c in closed:
+        out.append(tuple(sorted(list(current) + [c])))
+    return out
+
+
+def depot_set_search(
+    instance: CLRPInstance,
+    max_runtime: float | None,
+    max_iterations: int | None = None,
+    seed: int = 0,
+    first_share: float = 0.3,
+    eval_share: float = 0.05,
+    final_share: float = 0.2,
+) -> CLRPSolution | None:
+    """One-model PyVRP run, then first-improvement drop/swap/add search on the depot set.
+
+    ``first_share`` of the budget (time and/or iterations) goes to the run on all depots,
+    ``eval_share`` to each candidate set and ``final_share`` to a last run on the best set.
+    """
+
+    def part(share):
+        t = None if max_runtime is None else max_runtime * share
+        it = None if max_iterations is None else max(1, int(max_iterations * share))
+        return t, it
+
+    start = time.perf_counter()
+    full = encode(instance)
+    t, it = part(first_share)
+    best = run_pyvrp(full, t, it, seed)
+    best_cost = _cost(instance, best)
+    if best is None:
+        return None
+    max_evals = int((1.0 - first_share - final_share) / eval_share)
+    evals = 0
+    tried: set[tuple[int, ...]] = {tuple(best.open_depots)}
+    improved = True
+    while improved and evals < max_evals:
+        improved = False
+        for cand in _neighbour_sets(instance, tuple(best.open_depots)):
+            if cand in tried:
+                continue
+            if max_runtime is not None and time.perf_counter() - start > max_runtime * (
+                1.0 - final_share
+            ):
+                evals = max_evals
+                break
+            tried.add(cand)
+            evals += 1
+            t, it = part(eval_share)
+            sol = run_pyvrp(encode(instance, list(cand)), t, it, seed + evals, initial=best)
+            c = _cost(instance, sol)
+            if c < best_cost - 1e-9:
+                best, best_cost, improved = sol, c, True
+                break
+            if evals >= max_evals:
+                break
+    t, it = part(final_share)
+    if max_runtime is not None:
+        t = max(0.0, max_runtime - (time.perf_counter() - start))
+    sol = run_pyvrp(encode(instance, list(best.open_depots)), t, it, seed + 10_007, initial=best)
+    if _cost(instance, sol) < best_cost:
+        best = sol
+    return best
+
+
+def solve_pyvrp(
+    instance: CLRPInstance,
+    max_runtime: float | None = 1.0,
+    max_iterations: int | None = None,
+    seed: int = 0,
+    depot_search: bool | None = None,
+    initial: CLRPSolution | None = None,
+) -> SolverResult:
+    """Solve one instance with PyVRP.
+
+    Args:
+        instance: the CLRP instance.
+        max_runtime: wall-clock budget in seconds (None: iterations only).
+        max_iterations: PyVRP iteration budget (None: time only). With a seed and no time
+            limit the run is deterministic.
+        seed: PyVRP's random seed.
+        depot_search: use the outer depot-set search; None = from 50 customers on.
+        initial: optional warm-start solution (ignored by the depot-set search).
+    """
+    check_instance(instance)
+    start = time.perf_counter()
+    if depot_search is None:
+        depot_search = instance.num_customers >= 50 and instance.num_depots > 1
+    if depot_search:
+        sol = depot_set_search(instance, max_runtime, max_iterations, seed)
+    else:
+        sol = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, initial)
+    if initial is not None and _cost(instance, initial) < _cost(instance, sol):
+        try:
+            initial.check(instance)
+            sol = initial
+        except ValueError:
+            pass
+    return make_result(instance, sol, solver="pyvrp", runtime=time.perf_counter() - start)
