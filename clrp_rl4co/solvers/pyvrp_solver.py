@@ -129,9 +129,7 @@ def encode(
         )
         for k in range(num_k)
     ]
-    data = ProblemData(
-        locations, clients, pv_depots, vehicle_types, [dist], [np.zeros_like(dist)]
-    )
+    data = ProblemData(locations, clients, pv_depots, vehicle_types, [dist], [np.zeros_like(dist)])
     return Encoding(data=data, depots=depots, cost_scale=scale)
 
 

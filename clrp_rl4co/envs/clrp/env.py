@@ -154,7 +154,9 @@ class CLRPEnv(RL4COEnvBase):
             device=device,
         )
         feasible = self._feasible_actions(state)
-        state.set("action_mask", self._pad_mask(state, feasible, state["done"]))
+        stuck = ~feasible.any(-1)  # unreachable after validation; kept as a safety net
+        state.update({"done": stuck, "infeasible": stuck,
+                      "action_mask": self._pad_mask(state, feasible, stuck)})
         return state
 
     @staticmethod
@@ -211,6 +213,14 @@ class CLRPEnv(RL4COEnvBase):
                 f"demand[{b}, {j}] = {demand[b, j].item():g} exceeds vehicle_capacity "
                 f"{q[b, 0].item():g}"
             )
+        largest_depot = td["depot_capacity"].amax(-1, keepdim=True)
+        homeless = demand > largest_depot + CAPACITY_TOLERANCE
+        if homeless.any():
+            b, j = homeless.nonzero()[0].tolist()
+            raise ValueError(
+                f"demand[{b}, {j}] = {demand[b, j].item():g} exceeds every depot_capacity "
+                f"(largest {largest_depot[b, 0].item():g}): instance {b} is infeasible"
+            )
         total_demand = demand.sum(-1)
         total_capacity = td["depot_capacity"].sum(-1)
         short = total_demand > total_capacity + CAPACITY_TOLERANCE
@@ -262,7 +272,8 @@ class CLRPEnv(RL4COEnvBase):
             torch.minimum(td["vehicle_capacity"], depot_left),
             td["vehicle_load"] - served_demand,
         )
-        current_route = torch.where(start_route, False, td["current_route"] | customer_onehot)
+        route_customers = td["current_route"] | customer_onehot
+        current_route = torch.where(close, False, route_customers)
         served = td["served"] | customer_onehot
         location_next = torch.where(active, close, location_step)
         done = done_before | (served.all(-1) & location_next.squeeze(-1))
@@ -277,7 +288,7 @@ class CLRPEnv(RL4COEnvBase):
                 "remaining_depot_capacity": remaining,
                 "served": served,
                 "current_route": current_route,
-                "last_route": torch.where(close, current_route, td["last_route"]),
+                "last_route": torch.where(close, route_customers, td["last_route"]),
                 "is_location_step": location_next,
                 "depot_used": td["depot_used"] | opened,
                 "num_routes": td["num_routes"] + start_route,

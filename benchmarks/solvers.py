@@ -1,0 +1,235 @@
+"""Benchmark of the classical CLRP solvers (a script, not a test).
+
+Prints, per data set and method: mean objective, mean per-instance gap (%) to the reference,
+seconds per instance, number of instances, proven optima (exact), threads and machine.
+Reference: for generated sets the best objective over the methods run (a proven optimum when the
+exact solver closed the instance); for Prins the current BKS and the DRLHQ-table BKS.
+
+Generated sets (numpy ``default_rng(seed)``, seeds ``seed0 .. seed0 + num - 1``): coordinates
+uniform in the unit square, demand integers 10..19, vehicle capacity 70, fixed cost 1, opening
+cost uniform [1, 5). clrp10 / clrp20: 5 depots, capacity uniform [100, 300) (the paper's).
+clrp50: 5 depots, capacity [300, 700); clrp100: 10 depots, capacity [300, 700): these two are
+assumptions of this script, not taken from the paper.
+
+Example (about 10 minutes on 2 cores):
+    CLRP_BENCHMARKS_DIR=/work/shared/benchmarks python benchmarks/solvers.py \
+        --sets clrp10,clrp20,clrp50,clrp100,prins --num 10 --pyvrp-time 1 --exact-time 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+from clrp_rl4co.data import CLRPInstance, prins_bks, prins_files, read_prodhon
+from clrp_rl4co.solvers import solve
+
+#: size -> (depots, capacity range)
+GENERATED = {
+    10: (5, (100.0, 300.0)),
+    20: (5, (100.0, 300.0)),
+    50: (5, (300.0, 700.0)),
+    100: (10, (300.0, 700.0)),
+}
+
+
+def generate(num_customers: int, seed: int) -> CLRPInstance:
+    """One generated instance (see the module docstring for the distribution)."""
+    num_depots, cap = GENERATED[num_customers]
+    rng = np.random.default_rng(seed)
+    return CLRPInstance(
+        depot_locs=rng.random((num_depots, 2)),
+        customer_locs=rng.random((num_customers, 2)),
+        depot_capacity=rng.uniform(*cap, num_depots),
+        opening_cost=rng.uniform(1.0, 5.0, num_depots),
+        demand=rng.integers(10, 20, num_customers).astype(float),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name=f"clrp{num_customers}_s{seed}",
+    )
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs"
+
+
+def run_method(instances, method: str, args) -> list:
+    """Run one method; returns the SolverResult list (runtime measured per instance)."""
+    if method == "exact":
+        return solve(
+            instances,
+            solver="exact",
+            max_runtime=args.exact_time,
+            num_procs=1,
+            threads=args.threads,
+            seed=args.seed,
+            progress=args.progress,
+        )
+    depot_search = {"pyvrp": False, "pyvrp+ds": True}[method]
+    return solve(
+        instances,
+        solver="pyvrp",
+        max_runtime=args.time_for(instances),
+        num_procs=args.num_procs,
+        seed=args.seed,
+        depot_search=depot_search,
+        progress=args.progress,
+    )
+
+
+def gap(value: float | None, ref: float) -> float:
+    return float("nan") if value is None else 100.0 * (value - ref) / ref
+
+
+def report(title: str, instances, results: dict, refs: dict[str, list[float]], args) -> None:
+    print(f"\n== {title}: {len(instances)} instances ==")
+    head = f"{'method':<10} {'mean obj':>12} " + " ".join(f"{'gap% ' + k:>14}" for k in refs)
+    print(head + f" {'s/inst':>8} {'n':>4} {'solved':>6} {'proven':>6} {'procs':>5} {'thr':>4}")
+    for method, res in results.items():
+        objs = [r.objective for r in res]
+        ok = [o for o in objs if o is not None]
+        gaps = []
+        for ref in refs.values():
+            g = [gap(o, r) for o, r in zip(objs, ref) if o is not None]
+            gaps.append(statistics.mean(g) if g else float("nan"))
+        mean_obj = statistics.mean(ok) if ok else float("nan")
+        per = statistics.mean(r.runtime for r in res)
+        proven = sum(r.proven_optimal for r in res) if method == "exact" else "-"
+        procs = 1 if method == "exact" else args.num_procs
+        threads = args.threads if method == "exact" else 1
+        print(
+            f"{method:<10} {mean_obj:>12.4f} "
+            + " ".join(f"{g:>14.3f}" for g in gaps)
+            + f" {per:>8.2f} {len(res):>4} {len(ok):>6} {proven!s:>6} {procs:>5} {threads:>4}"
+        )
+    if "exact" in results:
+        times = [r.runtime for r in results["exact"] if r.proven_optimal]
+        if times:
+            print(f"exact: median time of proven instances {statistics.median(times):.2f} s")
+
+
+def generated_set(n: int, args) -> None:
+    num = args.num if n not in args.num_by_size else args.num_by_size[n]
+    instances = [generate(n, args.seed0 + k) for k in range(num)]
+    methods = ["pyvrp"] + (["pyvrp+ds"] if n >= args.ds_from else [])
+    if n in args.exact_sizes:
+        methods.append("exact")
+    results = {}
+    for method in methods:
+        pool = instances
+        if method == "exact" and args.exact_num is not None:
+            pool = instances[: args.exact_num]
+        results[method] = run_method(pool, method, args)
+    size = min(len(r) for r in results.values())
+    results = {m: r[:size] for m, r in results.items()}
+    best = []
+    for k in range(size):
+        vals = [r[k].objective for r in results.values() if r[k].objective is not None]
+        best.append(min(vals))
+    report(f"clrp{n} (seeds {args.seed0}..)", instances[:size], results, {"best": best}, args)
+    if "exact" in results:
+        proven = [k for k in range(size) if results["exact"][k].proven_optimal]
+        for m in results:
+            if m == "exact" or not proven:
+                continue
+            hit = sum(
+                results[m][k].objective is not None
+                and results[m][k].objective <= results["exact"][k].objective + 1e-6
+                for k in proven
+            )
+            print(f"{m}: hit the proven optimum on {hit}/{len(proven)} proven instances")
+
+
+def prins_set(args) -> None:
+    files = prins_files(args.benchmarks)
+    if args.prins_max_n is not None:
+        files = [
+            f for f in files if int(f.stem.replace("coord", "").split("-")[0]) <= args.prins_max_n
+        ]
+    instances = [read_prodhon(f) for f in files]
+    bks = prins_bks()
+    refs = {
+        "current": [float(bks[f.stem].current) for f in files],
+        "drlhq": [float(bks[f.stem].drlhq) for f in files],
+    }
+    results = {"pyvrp": run_method(instances, "pyvrp", args)}
+    results["pyvrp+ds"] = run_method(instances, "pyvrp+ds", args)
+    report("Prins", instances, results, refs, args)
+    if args.verbose:
+        for k, f in enumerate(files):
+            row = " ".join(
+                f"{m}={r[k].objective:.0f}({gap(r[k].objective, refs['current'][k]):+.2f}%)"
+                for m, r in results.items()
+            )
+            print(f"  {f.stem:<16} bks={refs['current'][k]:.0f} {row}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sets", default="clrp10,clrp20,clrp50,clrp100,prins")
+    p.add_argument("--num", type=int, default=10, help="instances per generated set")
+    p.add_argument("--num-by-size", default="", help="e.g. 10:100,20:10")
+    p.add_argument("--seed0", type=int, default=1000, help="first numpy seed")
+    p.add_argument("--seed", type=int, default=0, help="solver seed")
+    p.add_argument("--pyvrp-time", type=float, default=1.0, help="PyVRP s per instance")
+    p.add_argument("--pyvrp-time-by-size", default="", help="e.g. 50:5,100:10")
+    p.add_argument("--prins-time", type=float, default=10.0)
+    p.add_argument("--prins-max-n", type=int, default=None)
+    p.add_argument("--exact-time", type=float, default=60.0)
+    p.add_argument("--exact-sizes", default="10,20")
+    p.add_argument("--exact-num", type=int, default=None, help="exact on the first K only")
+    p.add_argument("--ds-from", type=int, default=20, help="also run pyvrp+ds from this size")
+    p.add_argument("--threads", type=int, default=2, help="HiGHS threads")
+    p.add_argument("--num-procs", type=int, default=2, help="PyVRP processes")
+    p.add_argument("--benchmarks", default=os.environ.get("CLRP_BENCHMARKS_DIR"))
+    p.add_argument("--progress", action="store_true")
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args(argv)
+
+    def pairs(text, cast):
+        return {int(k): cast(v) for k, v in (x.split(":") for x in text.split(",") if x)}
+
+    args.num_by_size = pairs(args.num_by_size, int)
+    time_by_size = pairs(args.pyvrp_time_by_size, float)
+    args.exact_sizes = {int(x) for x in args.exact_sizes.split(",") if x}
+
+    def time_for(instances):
+        n = instances[0].num_customers
+        if instances[0].rounded_costs:  # Prins
+            return args.prins_time
+        return time_by_size.get(n, args.pyvrp_time)
+
+    args.time_for = time_for
+    print(f"machine: {machine()}; python {platform.python_version()}")
+    print(
+        f"PyVRP: {args.num_procs} processes x 1 thread; exact: HiGHS {args.threads} threads, "
+        f"{args.exact_time:g} s limit, one instance at a time"
+    )
+    t0 = time.perf_counter()
+    for name in args.sets.split(","):
+        if name == "prins":
+            if not args.benchmarks:
+                print("\n== Prins: skipped (set CLRP_BENCHMARKS_DIR or --benchmarks) ==")
+                continue
+            prins_set(args)
+        else:
+            generated_set(int(name.replace("clrp", "")), args)
+    print(f"\ntotal wall time {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""DRLHQ (Miao et al.): an attention model with heterogeneous location / routing queries."""
+
+from __future__ import annotations
+
+from rl4co.models.nn.env_embeddings.dynamic import StaticEmbedding
+from rl4co.models.zoo.am.policy import AttentionModelPolicy
+
+from .embeddings import CLRPInitEmbedding, HeterogeneousQueryContext
+from .pretrained import PretrainedMixin
+from .start_scheme import StartSchemeMixin
+
+
+class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
+    """DRLHQ policy for the CLRP as an RL4CO autoregressive policy.
+
+    - Encoder: :class:`CLRPInitEmbedding` (depot 4 / customer 3 features, two linear maps,
+      per-instance coordinate normalisation) then ``num_encoder_layers`` attention layers
+      (multi-head attention, feed-forward, ``normalization``; RL4CO's ``GraphAttentionNetwork``).
+    - Decoder: RL4CO's ``AttentionModelDecoder`` with :class:`HeterogeneousQueryContext` as the
+      query (``q_L`` at location steps, ``q_R`` at routing steps, learned placeholders at the
+      first step), no graph context (``use_graph_context=False``), static keys/values computed
+      once per instance, masked multi-head glimpse and a single-head pointer; the decoding
+      strategy applies tanh clipping ``C = tanh_clipping`` (10).
+    - Decoding: the CLRP start scheme (:mod:`clrp_rl4co.policies.start_scheme`) for greedy,
+      sampling, multistart_greedy, multistart_sampling, beam_search and evaluate.
+
+    Works unchanged in ``POMO(env, policy=DRLHQPolicy(...))`` and
+    ``AttentionModel(env, policy=DRLHQPolicy(...))``.
+
+    Args:
+        embed_dim: embedding size (paper: 256).
+        num_encoder_layers: attention layers (paper: 6).
+        num_heads: attention heads (paper: 16).
+        feedforward_hidden: feed-forward hidden size (paper: 512).
+        normalization: ``"instance"`` (paper), ``"batch"`` or ``"layer"``.
+        tanh_clipping: logit clipping ``C``.
+        train_decode_type, val_decode_type, test_decode_type: RL4CO decode types.
+        **kwargs: passed to :class:`AttentionModelPolicy`.
+    """
+
+    def __init__(
+        self,
+        embed_dim: int = 256,
+        num_encoder_layers: int = 6,
+        num_heads: int = 16,
+        feedforward_hidden: int = 512,
+        normalization: str = "instance",
+        tanh_clipping: float = 10.0,
+        train_decode_type: str = "sampling",
+        val_decode_type: str = "greedy",
+        test_decode_type: str = "greedy",
+        **kwargs,
+    ):
+        self_config = dict(
+            embed_dim=embed_dim,
+            num_encoder_layers=num_encoder_layers,
+            num_heads=num_heads,
+            feedforward_hidden=feedforward_hidden,
+            normalization=normalization,
+            tanh_clipping=tanh_clipping,
+        )
+        super().__init__(
+            embed_dim=embed_dim,
+            num_encoder_layers=num_encoder_layers,
+            num_heads=num_heads,
+            feedforward_hidden=feedforward_hidden,
+            normalization=normalization,
+            env_name="clrp",
+            init_embedding=CLRPInitEmbedding(embed_dim),
+            context_embedding=HeterogeneousQueryContext(embed_dim),
+            dynamic_embedding=StaticEmbedding(),
+            use_graph_context=False,
+            tanh_clipping=tanh_clipping,
+            train_decode_type=train_decode_type,
+            val_decode_type=val_decode_type,
+            test_decode_type=test_decode_type,
+            **kwargs,
+        )
+        self.config = self_config

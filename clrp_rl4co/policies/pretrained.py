@@ -1,0 +1,69 @@
+"""Shipping policies: a ``state_dict`` (``.pt``, loadable with ``weights_only=True``) plus a JSON
+config holding the constructor arguments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+#: Folder of the models shipped with the package.
+PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+
+
+def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
+    """``(weights.pt, config.json)`` for a shipped name, a stem path, or either file's path."""
+    path = Path(name_or_path)
+    candidates = [path] if path.suffix in (".pt", ".json") or path.exists() else []
+    candidates += [PRETRAINED_DIR / f"{path.name}.pt", path.with_suffix(".pt")]
+    for candidate in candidates:
+        if candidate.is_dir():
+            candidate = candidate / "policy.pt"
+        weights = candidate.with_suffix(".pt")
+        config = candidate.with_suffix(".json")
+        if weights.is_file() and config.is_file():
+            return weights, config
+    shipped = sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))
+    raise FileNotFoundError(
+        f"pretrained policy {name_or_path!r} not found (need <name>.pt and <name>.json); "
+        f"shipped: {shipped}"
+    )
+
+
+class PretrainedMixin:
+    """``save_pretrained`` / ``from_pretrained`` for policies that keep ``self.config``."""
+
+    config: dict
+
+    def save_pretrained(self, path: str | Path, extra: dict | None = None) -> tuple[Path, Path]:
+        """Write ``<path>.pt`` (state_dict) and ``<path>.json`` (class, config, ``extra``)."""
+        path = Path(path)
+        if path.suffix in (".pt", ".json"):
+            path = path.with_suffix("")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        weights, config = path.with_suffix(".pt"), path.with_suffix(".json")
+        state = {k: v.detach().cpu().clone() for k, v in self.state_dict().items()}
+        torch.save(state, weights)
+        meta = {"class": type(self).__name__, "config": self.config, **(extra or {})}
+        config.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        return weights, config
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path, map_location: str = "cpu", **overrides):
+        """Load a policy saved by :meth:`save_pretrained` (a shipped name or a path).
+
+        The weights are read with ``torch.load(weights_only=True)``; ``overrides`` replace config
+        entries that do not change the parameters (e.g. decode types).
+        """
+        weights, config_path = _resolve(name_or_path)
+        meta = json.loads(config_path.read_text())
+        if meta.get("class", cls.__name__) != cls.__name__:
+            raise ValueError(
+                f"{config_path}: holds a {meta['class']}, not a {cls.__name__}; load it with "
+                f"{meta['class']}.from_pretrained"
+            )
+        policy = cls(**{**meta["config"], **overrides})
+        state = torch.load(weights, map_location=map_location, weights_only=True)
+        policy.load_state_dict(state)
+        return policy

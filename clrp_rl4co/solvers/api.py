@@ -1,0 +1,193 @@
+"""Batch entry points: many instances over processes, and the TensorDict adapters for the env."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import numpy as np
+
+from ..data import CLRPInstance, CLRPSolution, tensordict_to_instances
+from .common import SolverResult, check_instance
+from .refine import refine_solution
+
+SOLVERS = ("pyvrp", "exact")
+
+
+def _solve_one(args: tuple) -> SolverResult:
+    instance, solver, max_runtime, seed, max_iterations, kw = args
+    if solver == "pyvrp":
+        from .pyvrp_solver import solve_pyvrp
+
+        return solve_pyvrp(
+            instance, max_runtime=max_runtime, max_iterations=max_iterations, seed=seed, **kw
+        )
+    from .exact import solve_exact
+
+    return solve_exact(instance, max_runtime=max_runtime, seed=seed, **kw)
+
+
+def _refine_one(args: tuple) -> CLRPSolution:
+    instance, solution, max_runtime, mode, seed, max_iterations = args
+    return refine_solution(instance, solution, max_runtime, mode, seed, max_iterations)
+
+
+def _pool_context():
+    # fork is cheapest and needs no __main__ guard; the workers use numpy/PyVRP/HiGHS only.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return mp.get_context(method)
+
+
+def _map(fn, jobs: list[tuple], num_procs: int, progress: bool, desc: str) -> list:
+    """``[fn(job) for job in jobs]``, over ``num_procs`` processes, in input order."""
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), desc=desc)
+    out: list = [None] * len(jobs)
+    num_procs = max(1, min(int(num_procs), len(jobs), os.cpu_count() or 1))
+    if num_procs == 1:
+        for k, job in enumerate(jobs):
+            out[k] = fn(job)
+            if bar is not None:
+                bar.update(1)
+    else:
+        with ProcessPoolExecutor(num_procs, mp_context=_pool_context()) as pool:
+            futures = {pool.submit(fn, job): k for k, job in enumerate(jobs)}
+            for fut in as_completed(futures):
+                out[futures[fut]] = fut.result()
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def solve(
+    instances: Sequence[CLRPInstance],
+    solver: str = "pyvrp",
+    max_runtime: float = 1.0,
+    num_procs: int = 1,
+    seed: int = 0,
+    max_iterations: int | None = None,
+    progress: bool = False,
+    **kw,
+) -> list[SolverResult]:
+    """Solve every instance; results in input order.
+
+    Args:
+        instances: the CLRP instances.
+        solver: ``"pyvrp"`` (heuristic) or ``"exact"`` (HiGHS MIP).
+        max_runtime: seconds per instance. For PyVRP with ``max_iterations`` set, pass
+            ``max_runtime=None`` for a deterministic iteration-limited run.
+        num_procs: worker processes (instances are solved in parallel).
+        seed: random seed (PyVRP; the exact solver's warm start).
+        max_iterations: PyVRP iteration limit (ignored by the exact solver).
+        progress: show a tqdm progress bar.
+        **kw: passed to :func:`.pyvrp_solver.solve_pyvrp` or :func:`.exact.solve_exact`
+            (e.g. ``threads``, ``strategy``, ``depot_search``).
+
+    Raises:
+        ValueError: unknown solver, or an obviously infeasible instance (before any solving).
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    instances = list(instances)
+    for inst in instances:
+        check_instance(inst)
+    jobs = [(inst, solver, max_runtime, seed, max_iterations, kw) for inst in instances]
+    return _map(_solve_one, jobs, num_procs, progress, f"{solver}")
+
+
+def refine(
+    instance: CLRPInstance,
+    solution: CLRPSolution,
+    max_runtime: float | None = 1.0,
+    mode: str = "full",
+    seed: int = 0,
+    max_iterations: int | None = None,
+) -> CLRPSolution:
+    """Refine one solution (see :func:`.refine.refine_solution`); never worse than the input."""
+    check_instance(instance)
+    return refine_solution(instance, solution, max_runtime, mode, seed, max_iterations)
+
+
+def _pad(sequences: list[list[int]]):
+    """[B, T] LongTensor; each row padded by repeating its last action (its last depot)."""
+    import torch
+
+    length = max(len(s) for s in sequences)
+    out = torch.zeros(len(sequences), length, dtype=torch.long)
+    for b, s in enumerate(sequences):
+        row = list(s) + [s[-1]] * (length - len(s))
+        out[b] = torch.as_tensor(row, dtype=torch.long)
+    return out
+
+
+def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", **kw):
+    """Solve an env batch.
+
+    Args:
+        td: TensorDict with ``cost_locs`` [B, D+N, 2], ``depot_capacity`` [B, D],
+            ``opening_cost`` [B, D], ``demand`` [B, N], ``vehicle_capacity`` [B, 1],
+            ``vehicle_fixed_cost`` [B, 1], ``rounded_costs`` [B].
+        max_runtime: seconds per instance.
+        num_procs: worker processes.
+        solver: ``"pyvrp"`` or ``"exact"``.
+        **kw: passed to :func:`solve`.
+
+    Returns:
+        actions: LongTensor [B, T] of env node indices (depots ``0..D-1``, customer ``j`` is
+            ``D + j``), padded by repeating the last action.
+        costs: float64 tensor [B] of positive objective values in the instance's units.
+
+    Raises:
+        RuntimeError: when no solution was found for some instance within the time limit.
+    """
+    import torch
+
+    instances = tensordict_to_instances(td)
+    results = solve(instances, solver=solver, max_runtime=max_runtime, num_procs=num_procs, **kw)
+    missing = [k for k, r in enumerate(results) if r.solution is None]
+    if missing:
+        raise RuntimeError(f"no solution found for batch rows {missing} in {max_runtime} s")
+    num_depots = instances[0].num_depots
+    actions = _pad([r.solution.to_actions(num_depots) for r in results])
+    costs = torch.tensor([r.objective for r in results], dtype=torch.float64)
+    return actions, costs
+
+
+def local_search_td(
+    td,
+    actions,
+    max_runtime: float = 1.0,
+    mode: str = "full",
+    num_procs: int = 1,
+    seed: int = 0,
+    max_iterations: int | None = None,
+    progress: bool = False,
+):
+    """Improve env action sequences with :func:`refine`; each row is never made worse.
+
+    Args:
+        td: env TensorDict (see :func:`solve_td`).
+        actions: [B, T] node-index actions (padding by repeating the last depot allowed).
+        max_runtime: PyVRP seconds per instance.
+        mode: ``"full"`` or ``"routes"``.
+
+    Returns:
+        LongTensor [B, T'] of improved actions, padded by repeating the last action.
+    """
+    instances = tensordict_to_instances(td)
+    acts = np.asarray(actions.detach().cpu() if hasattr(actions, "detach") else actions)
+    num_depots = instances[0].num_depots
+    sols = [CLRPSolution.from_actions(row, num_depots) for row in acts]
+    jobs = [
+        (inst, sol, max_runtime, mode, seed, max_iterations) for inst, sol in zip(instances, sols)
+    ]
+    refined = _map(_refine_one, jobs, num_procs, progress, "refine")
+    return _pad([s.to_actions(num_depots) or list(r[:1]) for s, r in zip(refined, acts)])

@@ -1,0 +1,68 @@
+"""Refinement of a given CLRP solution by PyVRP warm-started from it.
+
+PyVRP 0.14 takes a warm start through ``pyvrp.solve(..., initial_solution=...)``: its iterated
+local search starts from that solution. The given routes are converted to the one-model encoding
+of :mod:`.pyvrp_solver` (each CLRP route is one trip of its depot's vehicle) and the result is
+priced with :meth:`CLRPSolution.cost`; the input is returned whenever it is at least as good.
+
+Modes:
+    ``"routes"``: only the routes change; the encoding holds the input's open depots only (a
+        depot may still end up unused, which only saves its opening cost).
+    ``"full"``: location and routing: the encoding holds every candidate depot.
+"""
+
+from __future__ import annotations
+
+from ..data import CLRPInstance, CLRPSolution
+from .pyvrp_solver import encode, run_pyvrp
+
+MODES = ("full", "routes")
+
+
+def refine_solution(
+    instance: CLRPInstance,
+    solution: CLRPSolution,
+    max_runtime: float | None = 1.0,
+    mode: str = "full",
+    seed: int = 0,
+    max_iterations: int | None = None,
+) -> CLRPSolution:
+    """Return a valid solution never costlier than ``solution`` (``solution`` itself if no gain).
+
+    Args:
+        instance: the CLRP instance.
+        solution: the starting solution (routes may be in any order).
+        max_runtime: PyVRP seconds (None: iterations only).
+        mode: ``"full"`` or ``"routes"``.
+        seed: PyVRP seed; with ``max_runtime=None`` and ``max_iterations`` set the result is
+            deterministic.
+        max_iterations: PyVRP iterations; 0 returns ``solution`` unchanged.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if max_iterations is not None and max_iterations <= 0:
+        return solution
+    if max_runtime is not None and max_runtime <= 0 and max_iterations is None:
+        return solution
+    try:
+        solution.check(instance)
+        base = solution.cost(instance).total
+    except ValueError:
+        base = float("inf")  # invalid input: any valid refinement is better
+    if not solution.routes:
+        return solution
+    depots = list(solution.open_depots) if mode == "routes" else None
+    enc = encode(instance, depots)
+    try:
+        found = run_pyvrp(enc, max_runtime, max_iterations, seed, initial=solution)
+    except (ValueError, IndexError):
+        return solution
+    if found is None:
+        return solution
+    try:
+        found.check(instance)
+    except ValueError:
+        return solution
+    if found.cost(instance).total < base - 1e-9 * max(1.0, abs(base)):
+        return found
+    return solution

@@ -1,0 +1,24 @@
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def benchmarks_root() -> Path:
+    """The folder of the public benchmark instances ($CLRP_BENCHMARKS_DIR).
+
+    Under CI (``CI=true``) a missing variable is a failure, elsewhere the test is skipped.
+    """
+    value = os.environ.get("CLRP_BENCHMARKS_DIR")
+    if not value:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CLRP_BENCHMARKS_DIR is not set under CI")
+        pytest.skip("CLRP_BENCHMARKS_DIR not set")
+    root = Path(value)
+    if not (root / "prins").is_dir():
+        pytest.fail(f"CLRP_BENCHMARKS_DIR={value} has no prins/ folder")
+    return root

@@ -1,0 +1,174 @@
+"""Prodhon instance files, solution files, the solution object and the BKS table."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from clrp_rl4co import CLRPEnv, CLRPSolution
+from clrp_rl4co.data import (
+    CLRPInstance,
+    Route,
+    instances_to_tensordict,
+    prins_bks,
+    prins_files,
+    read_prodhon,
+    tensordict_to_instances,
+    write_prodhon,
+)
+
+
+def test_published_solutions_evaluate_to_their_costs(benchmarks_root):
+    inst = read_prodhon(benchmarks_root / "prins" / "coord20-5-1.dat")
+    assert inst.rounded_costs and inst.num_customers == 20 and inst.num_depots == 5
+    expected = {"coord20-5-1.sol": (54793, 25549, 5000, 24244), "coord20-5-1_0.5.sol": (75154,
+                43960, 5000, 26194)}
+    env = CLRPEnv()
+    for name, (total, opening, vehicles, routing) in expected.items():
+        sol = CLRPSolution.read_sol(benchmarks_root / "prins" / "solutions" / name, 20)
+        sol.check(inst)
+        cost = sol.cost(inst)
+        assert (cost.total, cost.opening, cost.vehicles, cost.routing) == (
+            total, opening, vehicles, routing)
+        # the env, stepping the same routes, agrees exactly (float64, ceil(100 d))
+        td = instances_to_tensordict([inst])
+        actions = torch.tensor([sol.to_actions(inst.num_depots)])
+        final = env.rollout_actions(td, actions)
+        parts = env.cost_parts(final)
+        assert parts["total"].item() == total
+        assert parts["routing"].item() == routing
+        env.check_solution_validity(final, actions)
+    assert prins_bks()["coord20-5-1"].current == 54793
+
+
+def test_all_prins_files_parse_and_match_the_bks_table(benchmarks_root):
+    files = prins_files(benchmarks_root)
+    bks = prins_bks()
+    assert len(files) == 30 and len(bks) == 30
+    for path in files:
+        inst = read_prodhon(path)
+        entry = bks[path.stem]
+        assert (inst.num_customers, inst.num_depots) == (entry.num_customers, entry.num_depots)
+        assert inst.vehicle_capacity == entry.vehicle_capacity
+        assert inst.vehicle_fixed_cost == 1000 and inst.rounded_costs
+        assert entry.current <= entry.drlhq
+
+
+def test_network_locs_are_scaled_costs_are_not(benchmarks_root):
+    inst = read_prodhon(benchmarks_root / "prins" / "coord50-5-1.dat")
+    td = instances_to_tensordict([inst])
+    assert td["locs"].min() >= 0 and td["locs"].max() == 1
+    assert torch.equal(td["cost_locs"][0], torch.from_numpy(inst.locs))
+    # one uniform scale: distance ratios are kept
+    locs = td["locs"][0].double()
+    ratio = (locs[1] - locs[0]).norm() / (td["cost_locs"][0, 1] - td["cost_locs"][0, 0]).norm()
+    ratio2 = (locs[7] - locs[3]).norm() / (td["cost_locs"][0, 7] - td["cost_locs"][0, 3]).norm()
+    assert ratio.item() == pytest.approx(ratio2.item(), rel=1e-6)
+    back = tensordict_to_instances(td)[0]
+    np.testing.assert_array_equal(back.locs, inst.locs)
+
+
+def _toy(rounded=False):
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0]]),
+        customer_locs=np.array([[0.0, 3.0], [10.0, 4.0], [5.0, 5.5]]),
+        depot_capacity=np.array([10.0, 20.0]),
+        opening_cost=np.array([100.0, 50.5]),
+        demand=np.array([4.0, 5.0, 6.0]),
+        vehicle_capacity=12.0,
+        vehicle_fixed_cost=10.0,
+        rounded_costs=rounded,
+        name="toy",
+    )
+
+
+def test_real_cost_flag_1_file_round_trip(tmp_path):
+    inst = _toy(rounded=False)
+    path = tmp_path / "toy.dat"
+    write_prodhon(inst, path)
+    assert path.read_text().strip().endswith("1")
+    back = read_prodhon(path)
+    assert not back.rounded_costs
+    sol = CLRPSolution([Route(0, (0,)), Route(1, (1, 2))])
+    sol.check(back)
+    expected = 100 + 50.5 + 20 + 6 + 4 + np.hypot(5, 1.5) + np.hypot(5, 5.5)
+    assert sol.cost(back).total == pytest.approx(expected, rel=1e-12)
+    env = CLRPEnv()
+    td = instances_to_tensordict([back])
+    final = env.rollout_actions(td, torch.tensor([sol.to_actions(2)]))
+    assert env.cost_parts(final)["total"].item() == pytest.approx(expected, rel=1e-12)
+    rounded = _toy(rounded=True)
+    write_prodhon(rounded, tmp_path / "toy0.dat")
+    assert read_prodhon(tmp_path / "toy0.dat").rounded_costs
+    # ceil(100 d) per arc: 300 + 300, then 400 + ceil(100*5.2202) + ceil(100*7.4330)
+    assert sol.cost(rounded).routing == 600 + 400 + 523 + 744
+
+
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        (lambda t: t[:-3], "file ends before"),
+        (lambda t: t[:5] + ["x1"] + t[6:], "token 'x1'"),
+        (lambda t: t + ["7"], "unexpected token '7'"),
+        (lambda t: t[:-1] + ["2"], "cost-type flag must be 0 or 1"),
+        (lambda t: ["2.5"] + t[1:], "number of customers must be a positive integer"),
+    ],
+)
+def test_malformed_files_name_the_token(tmp_path, mutate, message):
+    path = tmp_path / "toy.dat"
+    write_prodhon(_toy(), path)
+    tokens = path.read_text().split()
+    path.write_text("\n".join(mutate(tokens)))
+    with pytest.raises(ValueError, match=message):
+        read_prodhon(path)
+
+
+def test_infeasible_file_is_rejected(tmp_path):
+    path = tmp_path / "toy.dat"
+    write_prodhon(_toy(), path)
+    tokens = path.read_text().split()
+    tokens[2 + 4 + 6 + 1 + 2] = "80"  # first demand above vehicle capacity 12
+    path.write_text(" ".join(tokens))
+    with pytest.raises(ValueError, match=r"demand\[0\] = 80.0 exceeds vehicle_capacity"):
+        read_prodhon(path)
+
+
+def test_solution_json_and_sol_round_trip(tmp_path):
+    inst = _toy()
+    sol = CLRPSolution([Route(1, (2, 1)), Route(0, (0,))])
+    sol.to_json(tmp_path / "s.json", inst)
+    data = json.loads((tmp_path / "s.json").read_text())
+    assert data["cost"]["total"] == pytest.approx(sol.cost(inst).total)
+    assert CLRPSolution.from_json(tmp_path / "s.json") == sol
+    sol.write_sol(tmp_path / "s.sol", inst.num_customers)
+    assert CLRPSolution.read_sol(tmp_path / "s.sol", inst.num_customers) == sol
+    assert sol.open_depots == (0, 1)
+
+
+def test_solution_actions_round_trip_with_padding():
+    sol = CLRPSolution([Route(1, (2, 1)), Route(0, (0,))])
+    actions = sol.to_actions(2)
+    assert actions == [1, 4, 3, 1, 0, 2, 0]
+    assert CLRPSolution.from_actions(actions + [0, 0, 0], 2) == sol
+    assert CLRPSolution.from_actions(actions + [0], 2) == sol
+    with pytest.raises(ValueError, match="must return to depot 1"):
+        CLRPSolution.from_actions([1, 4, 0], 2)
+    with pytest.raises(ValueError, match="outside a route"):
+        CLRPSolution.from_actions([4, 1], 2)
+    with pytest.raises(ValueError, match="empty route"):
+        CLRPSolution.from_actions([1, 1, 0, 2, 0], 2)
+    with pytest.raises(ValueError, match="not closed"):
+        CLRPSolution.from_actions([1, 4, 3], 2)
+
+
+def test_solution_check_names_the_violation():
+    inst = _toy()
+    with pytest.raises(ValueError, match="customer 2 is not served"):
+        CLRPSolution([Route(0, (0,)), Route(1, (1,))]).check(inst)
+    with pytest.raises(ValueError, match="carries 15"):
+        CLRPSolution([Route(1, (0, 1, 2))]).check(inst)
+    with pytest.raises(ValueError, match="depot 0 serves 15"):
+        CLRPSolution([Route(0, (0, 1)), Route(0, (2,))]).check(inst)
+    with pytest.raises(ValueError, match="served 2 times"):
+        CLRPSolution([Route(0, (0,)), Route(1, (1, 0)), Route(1, (2,))]).check(inst)

@@ -1,0 +1,183 @@
+"""DRLHQ and its baselines: features, queries, streams, shipping."""
+
+import math
+
+import pytest
+import torch
+from tensordict import TensorDict
+
+from clrp_rl4co.envs import CLRPEnv
+from clrp_rl4co.policies import (
+    POLICIES,
+    CLRPInitEmbedding,
+    DRLHQPolicy,
+    HeterogeneousQueryContext,
+    MTAPolicy,
+    rotate45_augmentation,
+)
+from clrp_rl4co.policies.embeddings import depot_features, normalize_coordinates
+
+TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
+
+
+def hand_made_instance() -> TensorDict:
+    """2 depots, 4 customers; vehicle capacity 10 forces two routes."""
+    locs = torch.tensor(
+        [[[0.0, 0.0], [1.0, 1.0], [0.1, 0.2], [0.2, 0.1], [0.9, 0.8], [0.8, 0.9]]]
+    )
+    return TensorDict(
+        {
+            "locs": locs,
+            "cost_locs": locs.double(),
+            "depot_capacity": torch.tensor([[20.0, 30.0]]),
+            "opening_cost": torch.tensor([[2.0, 6.0]]),
+            "demand": torch.tensor([[4.0, 5.0, 6.0, 3.0]]),
+            "vehicle_capacity": torch.tensor([[10.0]]),
+            "vehicle_fixed_cost": torch.tensor([[1.0]]),
+            "rounded_costs": torch.zeros(1, dtype=torch.bool),
+        },
+        batch_size=[1],
+    )
+
+
+def test_depot_features_hand_made():
+    td = CLRPEnv().reset(hand_made_instance())
+    feats = depot_features(td)[0]
+    # Q/O = [10, 5] -> min-max [1, 0]; Q / total demand (18) = [20/18, 30/18]
+    torch.testing.assert_close(feats[:, 0], torch.tensor([1.0, 0.0]))
+    torch.testing.assert_close(feats[:, 1], torch.tensor([20 / 18, 30 / 18]))
+    td["opening_cost"] = torch.tensor([[2.0, 3.0]])  # equal ratios: guard max == min
+    feats = depot_features(td)[0]
+    assert torch.isfinite(feats).all() and torch.allclose(feats[:, 0], torch.tensor(0.5))
+
+
+def test_init_embedding_invariant_to_translation_and_scale():
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    td = env.reset(env.generator(3))
+    emb = CLRPInitEmbedding(8)
+    moved = td.clone()
+    moved["locs"] = td["locs"] * 37.0 + torch.tensor([5.0, -2.0])
+    torch.testing.assert_close(emb(td), emb(moved), rtol=1e-5, atol=1e-5)
+    norm = normalize_coordinates(moved["locs"])
+    assert norm.min() >= 0 and norm.max() <= 1 + 1e-6
+
+
+def test_rotate45_augmentation_keeps_distance_ratios():
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    xy = env.generator(2)["locs"]
+    aug = rotate45_augmentation(xy.repeat(8, 1, 1), 8)
+    for k in range(8):
+        block = aug[2 * k : 2 * k + 2]
+        d0, dk = torch.cdist(xy, xy), torch.cdist(block, block)
+        ratio = dk[:, 0, 1:] / d0[:, 0, 1:]
+        assert torch.allclose(ratio, ratio[:, :1].expand_as(ratio), atol=1e-4)
+        assert block.min() >= -1e-6 and block.max() <= 1 + 1e-6
+    assert not torch.allclose(aug[2:4], aug[0:2])
+
+
+def _states_along_rollout(env, policy, td):
+    """States visited by a greedy rollout (batch [1])."""
+    out = policy(td.clone(), env, decode_type="greedy")
+    states, state = [], td.clone()
+    for action in out["actions"][0]:
+        states.append(state)
+        state = state.clone()
+        state.set("action", action.reshape(1))
+        state = env.step(state)["next"]
+    return states
+
+
+def test_location_query_at_location_steps_routing_query_at_routing_steps():
+    torch.manual_seed(0)
+    env = CLRPEnv()
+    policy = DRLHQPolicy(**TINY)
+    td = env.reset(hand_made_instance())
+    states = _states_along_rollout(env, policy, td)
+    stages = [bool(s["is_location_step"]) for s in states]
+    assert stages[0] and any(stages[1:]) and not all(stages), "need both stages and 2+ routes"
+    context: HeterogeneousQueryContext = policy.decoder.context_embedding
+    emb, _ = policy.encoder(td)
+    queries = torch.stack([context(emb, s)[0] for s in states]).detach()
+    for which in ("project_location", "project_routing"):
+        layer = getattr(context, which)
+        saved = layer.weight.data.clone()
+        layer.weight.data += 1.0
+        changed = torch.stack([context(emb, s)[0] for s in states]).detach()
+        layer.weight.data = saved
+        moved = (changed - queries).abs().amax(-1) > 1e-6
+        expected = torch.tensor(stages) if which == "project_location" else ~torch.tensor(stages)
+        assert torch.equal(moved, expected), which
+    # h_sub at a later location step is the mean embedding of the last route's customers
+    later = next(i for i, s in enumerate(states) if i > 0 and bool(s["is_location_step"]))
+    s = states[later]
+    inputs = context.location_inputs(emb, s)[0]
+    route = s["last_route"][0].nonzero().squeeze(-1) + 2
+    torch.testing.assert_close(inputs[16:], emb[0, route].mean(0))
+    torch.testing.assert_close(inputs[:16], emb[0, int(s["current_node"])])
+    first = context.location_inputs(emb, states[0])[0]
+    torch.testing.assert_close(first[:16], context.placeholder_last.data)
+    torch.testing.assert_close(first[16:], context.placeholder_sub.data)
+
+
+def test_mta_zeroing_any_stream_changes_logits():
+    torch.manual_seed(0)
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    policy = MTAPolicy(**TINY)
+    td = env.reset(env.generator(2))
+    td = env.step(td.set("action", torch.tensor([0, 1])))["next"]  # a routing step
+    hidden, _ = policy.encoder(td)
+    _, _, cache = policy.decoder.pre_decoder_hook(td, env, hidden)
+    base, _ = policy.decoder(td, cache)
+    for k in range(3):
+        policy.decoder.stream_scale.fill_(1.0)
+        policy.decoder.stream_scale[k] = 0.0
+        logits, _ = policy.decoder(td, cache)
+        assert (logits - base).abs().max() > 1e-5, f"stream {k} has no effect"
+    policy.decoder.stream_scale.fill_(1.0)
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_multistart_start_scheme(name):
+    torch.manual_seed(1)
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    policy = POLICIES[name](**TINY)
+    td = env.reset(env.generator(3))
+    out = policy(td.clone(), env, decode_type="multistart_sampling")
+    actions, batch, n = out["actions"], 3, 10
+    assert actions.shape[0] == n * batch
+    starts = torch.arange(n).repeat_interleave(batch) + 5  # start-major customer nodes
+    assert torch.equal(actions[:, 1], starts)
+    assert (actions[:, 0] < 5).all()
+    demand = td["demand"].repeat(n, 1).gather(1, (starts - 5)[:, None])
+    capacity = td["depot_capacity"].repeat(n, 1).gather(1, actions[:, :1])
+    assert (capacity >= demand).all()
+    evaluated = policy(td.clone(), env, actions=actions, num_starts=n)
+    torch.testing.assert_close(evaluated["log_likelihood"], out["log_likelihood"])
+    # top-k depots x N customers: start s takes the (s // N)-th best covering depot
+    topk = policy(td.clone(), env, decode_type="multistart_greedy", num_starts=2 * n)
+    first = topk["actions"][:, 0].view(2, n, batch)
+    differs = first[0] != first[1]
+    assert differs.float().mean() > 0.9  # equal only when one depot covers the customer
+
+
+def test_pretrained_round_trip(tmp_path):
+    torch.manual_seed(0)
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    policy = DRLHQPolicy(**TINY)
+    weights, config = policy.save_pretrained(tmp_path / "tiny")
+    torch.load(weights, weights_only=True)
+    loaded = DRLHQPolicy.from_pretrained(tmp_path / "tiny")
+    td = env.reset(env.generator(4))
+    a = policy(td.clone(), env, decode_type="greedy")["actions"]
+    b = loaded(td.clone(), env, decode_type="greedy")["actions"]
+    assert torch.equal(a, b)
+    with pytest.raises(FileNotFoundError):
+        DRLHQPolicy.from_pretrained(tmp_path / "missing")
+
+
+def test_paper_defaults():
+    policy = DRLHQPolicy()
+    assert policy.config["embed_dim"] == 256 and policy.config["num_heads"] == 16
+    assert len(policy.encoder.net.layers) == 6
+    assert policy.decoder.use_graph_context is False
+    assert math.isclose(policy.tanh_clipping, 10.0)

@@ -1,0 +1,129 @@
+"""Refinement: valid, never worse than its input; zero iterations is the identity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clrp_rl4co.data import (
+    CLRPInstance,
+    CLRPSolution,
+    Route,
+    instances_to_tensordict,
+    tensordict_to_instances,
+)
+from clrp_rl4co.solvers import local_search_td, refine
+
+
+def random_instance(num_customers: int, seed: int, num_depots: int = 5) -> CLRPInstance:
+    """The clrp10/clrp20 distribution, in plain numpy."""
+    rng = np.random.default_rng(seed)
+    return CLRPInstance(
+        depot_locs=rng.random((num_depots, 2)),
+        customer_locs=rng.random((num_customers, 2)),
+        depot_capacity=rng.uniform(100, 300, num_depots),
+        opening_cost=rng.uniform(1, 5, num_depots),
+        demand=rng.integers(10, 20, num_customers).astype(float),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name=f"clrp{num_customers}_{seed}",
+    )
+
+
+def naive_solution(inst: CLRPInstance, seed: int) -> CLRPSolution:
+    """A valid but poor solution: customers in random order, next-fit into routes and depots."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(inst.num_customers)
+    depots = rng.permutation(inst.num_depots)
+    routes, current, load, k, depot_load = [], [], 0.0, 0, 0.0
+    for c in order:
+        d = float(inst.demand[c])
+        while depot_load + d > inst.depot_capacity[depots[k]]:
+            if current:
+                routes.append(Route(int(depots[k]), tuple(current)))
+            current, load, depot_load, k = [], 0.0, 0.0, k + 1
+        if load + d > inst.vehicle_capacity:
+            routes.append(Route(int(depots[k]), tuple(current)))
+            current, load = [], 0.0
+        current.append(int(c))
+        load += d
+        depot_load += d
+    routes.append(Route(int(depots[k]), tuple(current)))
+    return CLRPSolution(routes)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    num_customers=st.integers(2, 12),
+    num_depots=st.integers(1, 4),
+    seed=st.integers(0, 10_000),
+    mode=st.sampled_from(["full", "routes"]),
+    rounded=st.booleans(),
+)
+def test_refine_never_worse(num_customers, num_depots, seed, mode, rounded):
+    rng = np.random.default_rng(seed)
+    demand = rng.integers(10, 20, num_customers).astype(float)
+    inst = CLRPInstance(
+        depot_locs=rng.random((num_depots, 2)) * (50 if rounded else 1),
+        customer_locs=rng.random((num_customers, 2)) * (50 if rounded else 1),
+        depot_capacity=np.maximum(rng.uniform(0.4, 1.2, num_depots) * demand.sum(), 20.0)
+        + demand.sum() / num_depots,
+        opening_cost=rng.uniform(1, 5, num_depots),
+        demand=demand,
+        vehicle_capacity=float(rng.choice([20.0, 40.0, 70.0])),
+        vehicle_fixed_cost=1.0,
+        rounded_costs=rounded,
+    )
+    start = naive_solution(inst, seed)
+    start.check(inst)
+    out = refine(inst, start, max_runtime=None, mode=mode, seed=seed, max_iterations=60)
+    out.check(inst)
+    assert out.cost(inst).total <= start.cost(inst).total + 1e-9
+    if mode == "routes":
+        assert set(out.open_depots) <= set(start.open_depots)
+
+
+def test_zero_iterations_returns_input():
+    inst = random_instance(10, 4)
+    start = naive_solution(inst, 4)
+    assert refine(inst, start, max_iterations=0) is start
+    assert refine(inst, start, max_iterations=0, mode="routes") is start
+
+
+def test_refine_improves_poor_solution_and_keeps_optimum():
+    inst = random_instance(10, 0)
+    start = naive_solution(inst, 0)
+    full = refine(inst, start, max_runtime=None, max_iterations=2000, mode="full")
+    routes = refine(inst, start, max_runtime=None, max_iterations=2000, mode="routes")
+    assert full.cost(inst).total < start.cost(inst).total
+    assert routes.cost(inst).total < start.cost(inst).total
+    assert set(routes.open_depots) <= set(start.open_depots)
+    again = refine(inst, full, max_runtime=None, max_iterations=500)
+    assert again.cost(inst).total <= full.cost(inst).total
+
+
+def test_local_search_td_never_worse_and_padded():
+    td = instances_to_tensordict([random_instance(10, s) for s in range(3)])
+    insts = tensordict_to_instances(td)
+    sols = [naive_solution(inst, s) for s, inst in enumerate(insts)]
+    seqs = [s.to_actions(5) for s in sols]
+    length = max(map(len, seqs))
+    actions = torch.tensor([s + [s[-1]] * (length - len(s)) for s in seqs])
+    out = local_search_td(td, actions, max_runtime=None, max_iterations=300, mode="routes")
+    assert out.dtype == torch.long and out.shape[0] == 3
+    for b, inst in enumerate(insts):
+        sol = CLRPSolution.from_actions(out[b].tolist(), 5)
+        sol.check(inst)
+        assert sol.cost(inst).total <= sols[b].cost(inst).total + 1e-9
+        assert out[b, -1].item() < 5
+    same = local_search_td(td, actions, max_runtime=None, max_iterations=0)
+    assert torch.equal(same, actions)
+
+
+def test_bad_mode_raises():
+    inst = random_instance(10, 1)
+    with pytest.raises(ValueError, match="mode"):
+        refine(inst, naive_solution(inst, 1), mode="depots")
