@@ -36,8 +36,9 @@ def test_env_reset_rejects_total_demand_above_total_capacity(td):
     td["depot_capacity"][1] = 25.0
     total = td["demand"][1].sum().item()
     assert total > 125
-    with pytest.raises(ValueError, match=f"instance 1: total demand {total:g} exceeds total "
-                       "depot_capacity 125"):
+    with pytest.raises(
+        ValueError, match=f"instance 1: total demand {total:g} exceeds total depot_capacity 125"
+    ):
         CLRPEnv().reset(td)
 
 

@@ -22,15 +22,21 @@ from clrp_rl4co.data import (
 def test_published_solutions_evaluate_to_their_costs(benchmarks_root):
     inst = read_prodhon(benchmarks_root / "prins" / "coord20-5-1.dat")
     assert inst.rounded_costs and inst.num_customers == 20 and inst.num_depots == 5
-    expected = {"coord20-5-1.sol": (54793, 25549, 5000, 24244), "coord20-5-1_0.5.sol": (75154,
-                43960, 5000, 26194)}
+    expected = {
+        "coord20-5-1.sol": (54793, 25549, 5000, 24244),
+        "coord20-5-1_0.5.sol": (75154, 43960, 5000, 26194),
+    }
     env = CLRPEnv()
     for name, (total, opening, vehicles, routing) in expected.items():
         sol = CLRPSolution.read_sol(benchmarks_root / "prins" / "solutions" / name, 20)
         sol.check(inst)
         cost = sol.cost(inst)
         assert (cost.total, cost.opening, cost.vehicles, cost.routing) == (
-            total, opening, vehicles, routing)
+            total,
+            opening,
+            vehicles,
+            routing,
+        )
         # the env, stepping the same routes, agrees exactly (float64, ceil(100 d))
         td = instances_to_tensordict([inst])
         actions = torch.tensor([sol.to_actions(inst.num_depots)])

@@ -61,8 +61,9 @@ def test_random_rollouts_are_valid_and_match_the_oracle(case):
         total = env.cost_parts(final)["total"][ok].numpy()
         # opening and fixed costs are float32 in the state: agreement to float32 precision
         np.testing.assert_allclose(total, expected.sum(-1), rtol=1e-6)
-        np.testing.assert_allclose(-env.get_reward(final, actions)[ok].numpy(),
-                                   expected.sum(-1), rtol=1e-6)
+        np.testing.assert_allclose(
+            -env.get_reward(final, actions)[ok].numpy(), expected.sum(-1), rtol=1e-6
+        )
     for b in infeasible.nonzero()[:, 0].tolist():
         with pytest.raises(ValueError):
             env.check_solution_validity(final[b : b + 1], actions[b : b + 1])
@@ -72,5 +73,6 @@ def test_random_rollouts_are_valid_and_match_the_oracle(case):
     for b in ok.nonzero()[:, 0].tolist()[:2]:
         sol = CLRPSolution.from_actions(actions[b].tolist(), instances[b].num_depots)
         sol.check(instances[b])
-        assert sol.cost(instances[b]).total == pytest.approx(float(
-            env.cost_parts(final)["total"][b]), rel=1e-6)
+        assert sol.cost(instances[b]).total == pytest.approx(
+            float(env.cost_parts(final)["total"][b]), rel=1e-6
+        )

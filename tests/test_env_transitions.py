@@ -113,8 +113,17 @@ def test_done_padding_is_a_free_no_op(env, small):
     assert td["action_mask"].tolist() == [[False, True, False, False, False]]
     before = td.clone()
     after = step(env, td, 1)
-    for key in ("cost_opening", "cost_vehicles", "cost_routing", "served", "current_node",
-                "remaining_depot_capacity", "vehicle_load", "num_routes", "action_mask"):
+    for key in (
+        "cost_opening",
+        "cost_vehicles",
+        "cost_routing",
+        "served",
+        "current_node",
+        "remaining_depot_capacity",
+        "vehicle_load",
+        "num_routes",
+        "action_mask",
+    ):
         assert torch.equal(after[key], before[key]), key
     padded = torch.tensor([actions + [1, 1, 1]])
     env.check_solution_validity(after, padded)

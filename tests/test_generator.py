@@ -38,8 +38,14 @@ def test_demand_covers_both_ends_of_its_range():
 
 
 def test_explicit_arguments_override_the_preset():
-    gen = CLRPGenerator(preset="clrp10", num_loc=7, num_depots=3, vehicle_capacity=50,
-                        min_depot_capacity=200, max_depot_capacity=210)
+    gen = CLRPGenerator(
+        preset="clrp10",
+        num_loc=7,
+        num_depots=3,
+        vehicle_capacity=50,
+        min_depot_capacity=200,
+        max_depot_capacity=210,
+    )
     td = gen(4)
     assert td["locs"].shape == (4, 10, 2) and (td["vehicle_capacity"] == 50).all()
     assert td["depot_capacity"].min() >= 200
@@ -65,8 +71,9 @@ def test_tight_capacity_ratio():
     assert ratio.max() - ratio.min() > 0.1
 
 
-@pytest.mark.parametrize("dist,kwargs", [("cluster", {"n_cluster": 3}),
-                                          ("mixed", {"n_cluster_mix": 1})])
+@pytest.mark.parametrize(
+    "dist,kwargs", [("cluster", {"n_cluster": 3}), ("mixed", {"n_cluster_mix": 1})]
+)
 def test_rl4co_samplers_for_customers(dist, kwargs):
     gen = CLRPGenerator(preset="clrp20", loc_distribution=dist, **kwargs)
     td = gen(8)

@@ -91,7 +91,9 @@ class CLRPSolution:
                     depot = None
             else:
                 if depot is None:
-                    raise ValueError(f"actions[{pos}] = {a}: customer {a - num_depots} outside a route")
+                    raise ValueError(
+                        f"actions[{pos}] = {a}: customer {a - num_depots} outside a route"
+                    )
                 customers.append(a - num_depots)
         else:
             if depot is not None and customers:

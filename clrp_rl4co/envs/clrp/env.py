@@ -13,6 +13,54 @@ from .generator import INSTANCE_KEYS, CLRPGenerator, load_dataset
 from .render import render
 from .validity import check_solution_validity
 
+INF = float("inf")
+
+
+def _mask(pending_demand, remaining, location_step, route_depot, current_node, vehicle_load):
+    """Action mask of rules 1-5 with the padding action, plus the finished flags.
+
+    Shapes: pending_demand [B, N] (demand of unserved customers, ``inf`` once served),
+    remaining [B, D], the rest [B, 1]. Returns the mask [B, D+N], ``finished`` [B] (done or
+    dead end) and ``all_served`` [B].
+
+    Only a location step can be a dead end: after a depot is picked, its vehicle load
+    ``min(q, remaining)`` covers the smallest unserved demand, and during a route the departure
+    depot is always allowed. A location step with every customer served has
+    ``smallest = inf``, so "no depot holds the smallest unserved demand" covers both the
+    finished and the dead-ended case.
+    """
+    smallest = pending_demand.amin(-1, keepdim=True)  # [B, 1]
+    route_remaining = remaining.gather(-1, route_depot)
+    limit = torch.minimum(vehicle_load, route_remaining) + CAPACITY_TOLERANCE
+    limit = limit.masked_fill(location_step, -1.0)  # rule 5: no customer at a location step
+    customer_ok = pending_demand <= limit  # rules 1 (served: inf) and 3
+    depot_ids = torch.arange(remaining.shape[-1], device=remaining.device)
+    depot_ok = torch.where(
+        location_step,
+        remaining + CAPACITY_TOLERANCE >= smallest,  # rule 5
+        (depot_ids == route_depot) & (current_node != route_depot),  # rules 2, 4
+    )
+    mask = torch.cat([depot_ok, customer_ok], dim=-1)
+    finished = location_step & (remaining.amax(-1, keepdim=True) + CAPACITY_TOLERANCE < smallest)
+    # a finished row has no feasible action: allow the padding no-op at the current depot
+    mask = mask.scatter(-1, current_node, finished | mask.gather(-1, current_node))
+    return mask, finished.squeeze(-1), torch.isinf(smallest).squeeze(-1)
+
+
+def _replace(td: TensorDict, values: dict) -> TensorDict:
+    """A new TensorDict with ``td``'s entries, some replaced by ``values`` (no copies).
+
+    Uses tensordict's unchecked constructor when available: the values come from the env's
+    own vectorised updates and have the right batch shape, and the checked path costs more
+    than the step's arithmetic.
+    """
+    fields = dict(td.items())
+    fields.update(values)
+    new_unsafe = getattr(TensorDict, "_new_unsafe", None)
+    if new_unsafe is not None:
+        return new_unsafe(fields, batch_size=td.batch_size, device=td.device)
+    return TensorDict(fields, batch_size=td.batch_size, device=td.device)
+
 
 def _arc_cost(cost_locs: torch.Tensor, rounded: torch.Tensor, src, dst) -> torch.Tensor:
     """Arc costs [B] (float64, instance units) between nodes ``src`` and ``dst`` ([B, 1])."""
@@ -40,6 +88,7 @@ class CLRPEnv(RL4COEnvBase):
           ``vehicle_capacity`` [B, 1] (``q``), ``vehicle_fixed_cost`` [B, 1] (``F``).
         - ``current_node`` [B, 1], ``route_depot`` [B, 1] (departure depot of the route),
           ``vehicle_load`` [B, 1] (remaining load of the vehicle), ``served`` [B, N],
+          ``pending_demand`` [B, N] (demand of unserved customers, ``inf`` once served),
           ``is_location_step`` [B, 1] (the stage indicator), ``depot_used`` [B, D],
           ``current_route`` [B, N] and ``last_route`` [B, N] (customers of the route in
           progress and of the most recently completed route), ``num_routes`` [B, 1], ``i``.
@@ -137,6 +186,7 @@ class CLRPEnv(RL4COEnvBase):
                 "route_depot": zeros(1, dtype=torch.long),
                 "vehicle_load": zeros(1),
                 "served": zeros(num_customers, dtype=torch.bool),
+                "pending_demand": demand.clone(),
                 "is_location_step": torch.ones(*batch, 1, dtype=torch.bool, device=device),
                 "depot_used": zeros(num_depots, dtype=torch.bool),
                 "current_route": zeros(num_customers, dtype=torch.bool),
@@ -153,10 +203,16 @@ class CLRPEnv(RL4COEnvBase):
             batch_size=batch,
             device=device,
         )
-        feasible = self._feasible_actions(state)
-        stuck = ~feasible.any(-1)  # unreachable after validation; kept as a safety net
-        state.update({"done": stuck, "infeasible": stuck,
-                      "action_mask": self._pad_mask(state, feasible, stuck)})
+        mask, finished, _ = _mask(
+            state["pending_demand"],
+            state["remaining_depot_capacity"],
+            state["is_location_step"],
+            state["route_depot"],
+            state["current_node"],
+            state["vehicle_load"],
+        )
+        # after validation some depot holds the smallest demand, so no reset state is finished
+        state.update({"done": finished, "infeasible": finished, "action_mask": mask})
         return state
 
     @staticmethod
@@ -187,9 +243,17 @@ class CLRPEnv(RL4COEnvBase):
                 )
         for key in ("vehicle_capacity", "vehicle_fixed_cost"):
             if td[key].numel() != batch[0]:
-                raise ValueError(f"{key}: expected one value per instance, got {list(td[key].shape)}")
-        checks = [("locs", False), ("depot_capacity", True), ("opening_cost", True),
-                  ("demand", True), ("vehicle_capacity", True), ("vehicle_fixed_cost", True)]
+                raise ValueError(
+                    f"{key}: expected one value per instance, got {list(td[key].shape)}"
+                )
+        checks = [
+            ("locs", False),
+            ("depot_capacity", True),
+            ("opening_cost", True),
+            ("demand", True),
+            ("vehicle_capacity", True),
+            ("vehicle_fixed_cost", True),
+        ]
         if "cost_locs" in td.keys():
             checks.append(("cost_locs", False))
         for key, non_negative in checks:
@@ -243,109 +307,86 @@ class CLRPEnv(RL4COEnvBase):
                     f"action {int(action[b])} is infeasible for batch index {b} "
                     f"({stage} step, current node {int(td['current_node'][b])})"
                 )
-        num_depots = td["depot_capacity"].shape[-1]
-        num_customers = td["demand"].shape[-1]
-        device = action.device
-        done_before = td["done"].reshape(-1)  # torchrl's reset stores done as [B, 1]
-        active = ~done_before[:, None]  # [B, 1]
-        location_step = td["is_location_step"]
-        is_depot = action < num_depots
-        start_route = active & location_step
-        serve = active & ~location_step & ~is_depot
-        close = active & ~location_step & is_depot
-
-        arc = _arc_cost(td["cost_locs"], td["rounded_costs"], td["current_node"], action)
-        arc = torch.where((serve | close).squeeze(-1), arc, 0.0)
-
-        customer = (action - num_depots).clamp(min=0)
-        served_demand = td["demand"].gather(-1, customer) * serve  # [B, 1]
-        customer_onehot = (torch.arange(num_customers, device=device) == customer) & serve
-
-        depot_ids = torch.arange(num_depots, device=device)
-        opened = (depot_ids == action) & start_route  # [B, D]
-        newly_opened = opened & ~td["depot_used"]
-        route_depot = torch.where(start_route, action, td["route_depot"])
-        remaining = td["remaining_depot_capacity"] - (depot_ids == route_depot) * served_demand
-        depot_left = remaining.gather(-1, route_depot)
-        vehicle_load = torch.where(
-            start_route,
-            torch.minimum(td["vehicle_capacity"], depot_left),
-            td["vehicle_load"] - served_demand,
-        )
-        route_customers = td["current_route"] | customer_onehot
-        current_route = torch.where(close, False, route_customers)
-        served = td["served"] | customer_onehot
-        location_next = torch.where(active, close, location_step)
-        done = done_before | (served.all(-1) & location_next.squeeze(-1))
-
-        start = start_route.squeeze(-1)
-        out = td.copy()
-        out.update(
-            {
-                "current_node": torch.where(active, action, td["current_node"]),
-                "route_depot": route_depot,
-                "vehicle_load": vehicle_load,
-                "remaining_depot_capacity": remaining,
-                "served": served,
-                "current_route": current_route,
-                "last_route": torch.where(close, route_customers, td["last_route"]),
-                "is_location_step": location_next,
-                "depot_used": td["depot_used"] | opened,
-                "num_routes": td["num_routes"] + start_route,
-                "cost_opening": td["cost_opening"]
-                + (newly_opened * td["opening_cost"]).sum(-1, dtype=torch.float64),
-                "cost_vehicles": td["cost_vehicles"]
-                + start * td["vehicle_fixed_cost"].squeeze(-1).double(),
-                "cost_routing": td["cost_routing"] + arc,
-                "done": done,
-                "i": td["i"] + 1,
-            }
-        )
-        feasible = self._feasible_actions(out)
-        stuck = ~done & ~feasible.any(-1)
-        done = done | stuck
-        out.update(
-            {
-                "done": done,
-                "infeasible": td["infeasible"].reshape(-1) | stuck,
-                "action_mask": self._pad_mask(out, feasible, done),
-            }
-        )
-        return out
-
-    # ------------------------------------------------------------------ masks
-    @staticmethod
-    def _feasible_actions(td: TensorDict) -> torch.Tensor:
-        """[B, D+N] actions allowed by rules 1-5 (may be all False: finished or dead end)."""
         demand = td["demand"]
         served = td["served"]
         remaining = td["remaining_depot_capacity"]
         location_step = td["is_location_step"]
-        route_depot = td["route_depot"]
         num_depots = remaining.shape[-1]
-        limit = torch.minimum(td["vehicle_load"], remaining.gather(-1, route_depot))
-        customer_ok = ~served & (demand <= limit + CAPACITY_TOLERANCE) & ~location_step
-        smallest = demand.masked_fill(served, float("inf")).amin(-1, keepdim=True)
-        depot_ids = torch.arange(num_depots, device=demand.device)
-        depot_ok = torch.where(
-            location_step,
-            remaining + CAPACITY_TOLERANCE >= smallest,
-            (depot_ids == route_depot) & (td["current_node"] != route_depot),
+        active = ~td["done"].reshape(-1, 1)  # torchrl's reset stores done as [B, 1]
+        is_depot = action < num_depots
+        start_route = active & location_step
+        on_route = active & ~location_step
+        serve = on_route & ~is_depot
+        close = on_route & is_depot
+
+        arc = _arc_cost(td["cost_locs"], td["rounded_costs"], td["current_node"], action)
+        arc = arc * (serve | close).squeeze(-1)
+
+        customer = (action - num_depots).clamp(min=0)
+        served_demand = demand.gather(-1, customer) * serve  # [B, 1]
+        pending = td["pending_demand"]
+        pending = pending.scatter(
+            -1, customer, pending.gather(-1, customer).masked_fill(serve, INF)
         )
-        return torch.cat([depot_ok, customer_ok], dim=-1)
+        served = served.scatter(-1, customer, served.gather(-1, customer) | serve)
+        route = td["current_route"]
+        route_customers = route.scatter(-1, customer, route.gather(-1, customer) | serve)
 
+        depot_ids = torch.arange(num_depots, device=action.device)
+        route_depot = torch.where(start_route, action, td["route_depot"])
+        at_route_depot = depot_ids == route_depot  # [B, D]
+        opened = at_route_depot & start_route
+        depot_used = td["depot_used"]
+        opening = ((opened & ~depot_used) * td["opening_cost"]).sum(-1, dtype=torch.float64)
+        remaining = remaining - at_route_depot * served_demand
+        vehicle_capacity = td["vehicle_capacity"]
+        vehicle_load = torch.where(
+            start_route,
+            torch.minimum(vehicle_capacity, remaining.gather(-1, route_depot)),
+            td["vehicle_load"] - served_demand,
+        )
+        location_next = torch.where(active, close, location_step)
+        current_node = torch.where(active, action, td["current_node"])
+        mask, finished, all_served = _mask(
+            pending, remaining, location_next, route_depot, current_node, vehicle_load
+        )
+        new = {
+            "current_node": current_node,
+            "route_depot": route_depot,
+            "vehicle_load": vehicle_load,
+            "remaining_depot_capacity": remaining,
+            "served": served,
+            "pending_demand": pending,
+            "current_route": route_customers & ~close,
+            "last_route": torch.where(close, route_customers, td["last_route"]),
+            "is_location_step": location_next,
+            "depot_used": depot_used | opened,
+            "num_routes": td["num_routes"] + start_route,
+            "cost_opening": td["cost_opening"] + opening,
+            "cost_vehicles": td["cost_vehicles"]
+            + start_route.squeeze(-1) * td["vehicle_fixed_cost"].squeeze(-1).double(),
+            "cost_routing": td["cost_routing"] + arc,
+            "done": finished,
+            "infeasible": finished & ~all_served,
+            "action_mask": mask,
+            "i": td["i"] + 1,
+        }
+        return _replace(td, new)
+
+    # ------------------------------------------------------------------ masks
     @staticmethod
-    def _pad_mask(td: TensorDict, feasible: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
-        nodes = torch.arange(feasible.shape[-1], device=feasible.device)
-        padding = nodes == td["current_node"]
-        return torch.where(done[:, None], padding, feasible)
-
-    @classmethod
-    def get_action_mask(cls, td: TensorDict) -> torch.Tensor:
-        """[B, D+N] bool mask (True = feasible); one-hot on the current depot when finished."""
-        feasible = cls._feasible_actions(td)
-        done = td["done"].reshape(-1) | ~feasible.any(-1)
-        return cls._pad_mask(td, feasible, done)
+    def get_action_mask(td: TensorDict) -> torch.Tensor:
+        """[B, D+N] bool mask (True = feasible) of rules 1-5; one-hot on the current depot
+        when the instance is finished or dead-ended."""
+        mask, _, _ = _mask(
+            td["pending_demand"],
+            td["remaining_depot_capacity"],
+            td["is_location_step"],
+            td["route_depot"],
+            td["current_node"],
+            td["vehicle_load"],
+        )
+        return mask
 
     # ------------------------------------------------------------------ reward
     @staticmethod
@@ -355,7 +396,9 @@ class CLRPEnv(RL4COEnvBase):
         ``penalty`` is the dead-end penalty (0 for feasible instances); ``total`` sums all.
         """
         unserved = (~td["served"]).sum(-1).double()
-        penalty = torch.where(td["infeasible"].reshape(-1), unserved * td["infeasible_penalty"], 0.0)
+        penalty = torch.where(
+            td["infeasible"].reshape(-1), unserved * td["infeasible_penalty"], 0.0
+        )
         parts = {
             "opening": td["cost_opening"],
             "vehicles": td["cost_vehicles"],
@@ -427,8 +470,14 @@ class CLRPEnv(RL4COEnvBase):
         return torch.where(selection_mask[:, None], new_actions, cur_actions)
 
     # ------------------------------------------------------------------ solvers, rendering
-    def solve(self, instances: TensorDict, max_runtime: float, num_procs: int = 1,
-              solver: str = "pyvrp", **kwargs):
+    def solve(
+        self,
+        instances: TensorDict,
+        max_runtime: float,
+        num_procs: int = 1,
+        solver: str = "pyvrp",
+        **kwargs,
+    ):
         """Reference solutions: ``(actions [B, T], costs [B])`` with *positive* costs in the
         instance's units (RL4CO's MTVRP returns negated costs; we do not). See
         :mod:`clrp_rl4co.solvers`."""
@@ -452,13 +501,21 @@ class CLRPEnv(RL4COEnvBase):
         num_depots, num_customers = generator.num_depots, generator.num_loc
         num_nodes = num_depots + num_customers
         self.observation_spec = Composite(
-            locs=Bounded(low=generator.min_loc, high=generator.max_loc, shape=(num_nodes, 2),
-                         dtype=torch.float32),
+            locs=Bounded(
+                low=generator.min_loc,
+                high=generator.max_loc,
+                shape=(num_nodes, 2),
+                dtype=torch.float32,
+            ),
             depot_capacity=Unbounded(shape=(num_depots,), dtype=torch.float32),
             remaining_depot_capacity=Unbounded(shape=(num_depots,), dtype=torch.float32),
             opening_cost=Unbounded(shape=(num_depots,), dtype=torch.float32),
-            demand=Bounded(low=generator.min_demand, high=generator.max_demand,
-                           shape=(num_customers,), dtype=torch.float32),
+            demand=Bounded(
+                low=generator.min_demand,
+                high=generator.max_demand,
+                shape=(num_customers,),
+                dtype=torch.float32,
+            ),
             vehicle_capacity=Unbounded(shape=(1,), dtype=torch.float32),
             vehicle_fixed_cost=Unbounded(shape=(1,), dtype=torch.float32),
             current_node=Bounded(low=0, high=num_nodes - 1, shape=(1,), dtype=torch.int64),

@@ -146,7 +146,9 @@ class CLRPGenerator(Generator):
         if self.tight_capacity is not None:
             low, high = self.tight_capacity
             if not (1.0 <= low <= high):
-                raise ValueError(f"tight_capacity: need 1 <= low <= high, got {self.tight_capacity}")
+                raise ValueError(
+                    f"tight_capacity: need 1 <= low <= high, got {self.tight_capacity}"
+                )
 
     def _generate(self, batch_size) -> TensorDict:
         batch = list(batch_size)
@@ -227,9 +229,7 @@ def load_dataset(path: str | Path, verify: bool = True) -> TensorDict:
         arrays = {k: data[k] for k in data.files if not k.startswith("meta_")}
         checksum = str(data["meta_checksum"]) if "meta_checksum" in data.files else None
     missing = [
-        k
-        for k in INSTANCE_KEYS
-        if k not in arrays and k not in ("cost_locs", "rounded_costs")
+        k for k in INSTANCE_KEYS if k not in arrays and k not in ("cost_locs", "rounded_costs")
     ]
     if missing:
         raise ValueError(f"{path}: missing arrays {missing}")

@@ -10,8 +10,13 @@ from clrp_rl4co.data.instance import tensordict_to_instances
 from clrp_rl4co.data.solution import CLRPSolution
 
 
-def render(td: TensorDict, actions: torch.Tensor | None = None, ax=None, index: int = 0,
-           title: str | None = None):
+def render(
+    td: TensorDict,
+    actions: torch.Tensor | None = None,
+    ax=None,
+    index: int = 0,
+    title: str | None = None,
+):
     """Draw instance ``index`` of ``td`` in its own coordinates (``cost_locs``).
 
     Open depots are filled squares, unused ones hollow; depot marker size grows with capacity,
@@ -48,20 +53,35 @@ def render(td: TensorDict, actions: torch.Tensor | None = None, ax=None, index: 
             path = [route.depot] + [num_depots + c for c in route.customers] + [route.depot]
             xy = locs[path]
             ax.plot(xy[:, 0], xy[:, 1], "-", color=depot_colour[route.depot], lw=1.2, alpha=0.85)
-    ax.scatter(locs[num_depots:, 0], locs[num_depots:, 1], s=customer_size, c="0.25", zorder=3,
-               label="customers")
+    ax.scatter(
+        locs[num_depots:, 0],
+        locs[num_depots:, 1],
+        s=customer_size,
+        c="0.25",
+        zorder=3,
+        label="customers",
+    )
     for d in range(num_depots):
         filled = d in open_depots
-        ax.scatter(locs[d, 0], locs[d, 1], s=depot_size[d], marker="s", zorder=4,
-                   facecolors=depot_colour[d] if filled else "none",
-                   edgecolors=depot_colour[d], linewidths=1.8)
+        ax.scatter(
+            locs[d, 0],
+            locs[d, 1],
+            s=depot_size[d],
+            marker="s",
+            zorder=4,
+            facecolors=depot_colour[d] if filled else "none",
+            edgecolors=depot_colour[d],
+            linewidths=1.8,
+        )
     if title is None:
         title = instance.name
         if solution is not None:
             c = solution.cost(instance)
-            title = (f"cost {c.total:.4g} = depots {c.opening:.4g} + vehicles {c.vehicles:.4g} "
-                     f"+ routing {c.routing:.4g}\n{len(open_depots)} open depots, "
-                     f"{solution.num_routes} routes")
+            title = (
+                f"cost {c.total:.4g} = depots {c.opening:.4g} + vehicles {c.vehicles:.4g} "
+                f"+ routing {c.routing:.4g}\n{len(open_depots)} open depots, "
+                f"{solution.num_routes} routes"
+            )
     ax.set_title(title, fontsize=9)
     ax.set_aspect("equal")
     return ax

@@ -55,20 +55,26 @@ def check_solution_validity(td: TensorDict, actions: torch.Tensor) -> None:
     counts.scatter_add_(-1, customer, is_customer.long())
     bad = _first(counts == 0)
     if bad is not None:
-        raise ValueError(f"instance {bad[0]}: customer {bad[1]} (node {bad[1] + num_depots}) "
-                         "is not served (unfinished or dead-ended solution)")
+        raise ValueError(
+            f"instance {bad[0]}: customer {bad[1]} (node {bad[1] + num_depots}) "
+            "is not served (unfinished or dead-ended solution)"
+        )
     bad = _first(counts > 1)
     if bad is not None:
         b, j = bad
-        raise ValueError(f"instance {b}: customer {j} (node {j + num_depots}) is served "
-                         f"{int(counts[b, j])} times")
+        raise ValueError(
+            f"instance {b}: customer {j} (node {j + num_depots}) is served "
+            f"{int(counts[b, j])} times"
+        )
 
     # customers only inside a route (odd number of depots seen so far)
     bad = _first(is_customer & (occurrence % 2 == 0))
     if bad is not None:
         b, t = bad
-        raise ValueError(f"instance {b}: actions[{t}] = customer node {int(actions[b, t])} "
-                         "is outside a route (no depot opened it)")
+        raise ValueError(
+            f"instance {b}: actions[{t}] = customer node {int(actions[b, t])} "
+            "is outside a route (no depot opened it)"
+        )
 
     # the route of the last customer must be closed; what follows is padding
     last_customer = torch.where(is_customer, pos, -1).amax(-1)
@@ -87,13 +93,14 @@ def check_solution_validity(td: TensorDict, actions: torch.Tensor) -> None:
     bad = _first(closing & (actions != prev_depot))
     if bad is not None:
         b, t = bad
-        raise ValueError(f"instance {b}: route from depot {int(prev_depot[b, t])} returns to "
-                         f"depot {int(actions[b, t])} (actions[{t}])")
+        raise ValueError(
+            f"instance {b}: route from depot {int(prev_depot[b, t])} returns to "
+            f"depot {int(actions[b, t])} (actions[{t}])"
+        )
     bad = _first(closing & (prev_depot_pos == pos - 1))
     if bad is not None:
         b, t = bad
-        raise ValueError(f"instance {b}: empty route at depot {int(actions[b, t])} "
-                         f"(actions[{t}])")
+        raise ValueError(f"instance {b}: empty route at depot {int(actions[b, t])} (actions[{t}])")
 
     # vehicle capacity per route and depot capacity per depot
     served_demand = demand.gather(-1, customer) * is_customer
@@ -104,16 +111,20 @@ def check_solution_validity(td: TensorDict, actions: torch.Tensor) -> None:
     bad = _first(over)
     if bad is not None:
         b, r = bad
-        raise ValueError(f"instance {b}: route {r} carries {float(route_load[b, r]):g} > vehicle "
-                         f"capacity {float(td['vehicle_capacity'].reshape(batch)[b]):g}")
+        raise ValueError(
+            f"instance {b}: route {r} carries {float(route_load[b, r]):g} > vehicle "
+            f"capacity {float(td['vehicle_capacity'].reshape(batch)[b]):g}"
+        )
     route_depot = actions.gather(-1, last_depot_pos.clamp(min=0))
     depot_load = torch.zeros_like(depot_capacity)
     depot_load.scatter_add_(-1, torch.where(is_customer, route_depot, 0), served_demand)
     bad = _first(depot_load > depot_capacity + CAPACITY_TOLERANCE)
     if bad is not None:
         b, i = bad
-        raise ValueError(f"instance {b}: depot {i} serves {float(depot_load[b, i]):g} > its "
-                         f"capacity {float(depot_capacity[b, i]):g}")
+        raise ValueError(
+            f"instance {b}: depot {i} serves {float(depot_load[b, i]):g} > its "
+            f"capacity {float(depot_capacity[b, i]):g}"
+        )
 
     if "infeasible" in td.keys() and bool(td["infeasible"].any()):
         b = int(td["infeasible"].reshape(batch).nonzero()[0, 0])
