@@ -37,7 +37,7 @@ def _mask(pending_demand, remaining, location_step, route_depot, current_node, v
     depot_ids = torch.arange(remaining.shape[-1], device=remaining.device)
     depot_ok = torch.where(
         location_step,
-        remaining + CAPACITY_TOLERANCE >= smallest,  # rule 5
+        remaining >= smallest - CAPACITY_TOLERANCE,  # rule 5
         (depot_ids == route_depot) & (current_node != route_depot),  # rules 2, 4
     )
     mask = torch.cat([depot_ok, customer_ok], dim=-1)
@@ -332,13 +332,12 @@ class CLRPEnv(RL4COEnvBase):
         route = td["current_route"]
         route_customers = route.scatter(-1, customer, route.gather(-1, customer) | serve)
 
-        depot_ids = torch.arange(num_depots, device=action.device)
         route_depot = torch.where(start_route, action, td["route_depot"])
-        at_route_depot = depot_ids == route_depot  # [B, D]
-        opened = at_route_depot & start_route
         depot_used = td["depot_used"]
-        opening = ((opened & ~depot_used) * td["opening_cost"]).sum(-1, dtype=torch.float64)
-        remaining = remaining - at_route_depot * served_demand
+        was_used = depot_used.gather(-1, route_depot)
+        opening = td["opening_cost"].gather(-1, route_depot) * (start_route & ~was_used)
+        depot_used = depot_used.scatter(-1, route_depot, was_used | start_route)
+        remaining = remaining.scatter_add(-1, route_depot, -served_demand)
         vehicle_capacity = td["vehicle_capacity"]
         vehicle_load = torch.where(
             start_route,
@@ -360,9 +359,9 @@ class CLRPEnv(RL4COEnvBase):
             "current_route": route_customers & ~close,
             "last_route": torch.where(close, route_customers, td["last_route"]),
             "is_location_step": location_next,
-            "depot_used": depot_used | opened,
+            "depot_used": depot_used,
             "num_routes": td["num_routes"] + start_route,
-            "cost_opening": td["cost_opening"] + opening,
+            "cost_opening": td["cost_opening"] + opening.squeeze(-1).double(),
             "cost_vehicles": td["cost_vehicles"]
             + start_route.squeeze(-1) * td["vehicle_fixed_cost"].squeeze(-1).double(),
             "cost_routing": td["cost_routing"] + arc,
