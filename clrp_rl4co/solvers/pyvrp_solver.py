@@ -17,9 +17,9 @@ and capacities are scaled likewise only when not integral, demands rounded up an
 down (so a PyVRP-feasible solution is CLRP-feasible). Returned solutions are always priced again
 with :meth:`CLRPSolution.cost` on the real instance.
 
-An optional outer depot-set search (drop / swap / add one depot, each candidate set evaluated by
-a short PyVRP run on the one-model encoding restricted to that set) is used by default from 50
-customers on.
+An outer depot-set search (drop / swap / add one depot, each candidate set evaluated by a short
+PyVRP run on the one-model encoding restricted to that set) is used by default: alone, the
+one-model run tends to keep a poor depot set.
 """
 
 from __future__ import annotations
@@ -240,11 +240,13 @@ def depot_set_search(
     first_share: float = 0.3,
     eval_share: float = 0.05,
     final_share: float = 0.2,
+    initial: CLRPSolution | None = None,
 ) -> CLRPSolution | None:
     """One-model PyVRP run, then first-improvement drop/swap/add search on the depot set.
 
     ``first_share`` of the budget (time and/or iterations) goes to the run on all depots,
     ``eval_share`` to each candidate set and ``final_share`` to a last run on the best set.
+    ``initial`` (a valid solution) warm-starts the first run and is kept if nothing beats it.
     """
 
     def part(share):
@@ -255,7 +257,9 @@ def depot_set_search(
     start = time.perf_counter()
     full = encode(instance)
     t, it = part(first_share)
-    best = run_pyvrp(full, t, it, seed)
+    best = run_pyvrp(full, t, it, seed, initial=initial)
+    if initial is not None and _cost(instance, initial) < _cost(instance, best):
+        best = initial
     best_cost = _cost(instance, best)
     if best is None:
         return None
@@ -308,15 +312,16 @@ def solve_pyvrp(
         max_iterations: PyVRP iteration budget (None: time only). With a seed and no time
             limit the run is deterministic.
         seed: PyVRP's random seed.
-        depot_search: use the outer depot-set search; None = from 50 customers on.
-        initial: optional warm-start solution (ignored by the depot-set search).
+        depot_search: use the outer depot-set search; None = whenever there are 2+ depots
+            (the plain one-model run often stays with a poor depot set: see the benchmarks).
+        initial: optional valid warm-start solution.
     """
     check_instance(instance)
     start = time.perf_counter()
     if depot_search is None:
-        depot_search = instance.num_customers >= 50 and instance.num_depots > 1
+        depot_search = instance.num_depots > 1
     if depot_search:
-        sol = depot_set_search(instance, max_runtime, max_iterations, seed)
+        sol = depot_set_search(instance, max_runtime, max_iterations, seed, initial=initial)
     else:
         sol = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, initial)
     if initial is not None and _cost(instance, initial) < _cost(instance, sol):

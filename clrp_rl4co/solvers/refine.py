@@ -8,13 +8,14 @@ priced with :meth:`CLRPSolution.cost`; the input is returned whenever it is at l
 Modes:
     ``"routes"``: only the routes change; the encoding holds the input's open depots only (a
         depot may still end up unused, which only saves its opening cost).
-    ``"full"``: location and routing: the encoding holds every candidate depot.
+    ``"full"``: location and routing: the depot-set search of :mod:`.pyvrp_solver` (drop / swap /
+        add a depot) starting from the input, on encodings that hold all candidate depots.
 """
 
 from __future__ import annotations
 
 from ..data import CLRPInstance, CLRPSolution
-from .pyvrp_solver import encode, run_pyvrp
+from .pyvrp_solver import depot_set_search, encode, run_pyvrp
 
 MODES = ("full", "routes")
 
@@ -51,10 +52,17 @@ def refine_solution(
         base = float("inf")  # invalid input: any valid refinement is better
     if not solution.routes:
         return solution
-    depots = list(solution.open_depots) if mode == "routes" else None
-    enc = encode(instance, depots)
+    valid_start = solution if base < float("inf") else None
     try:
-        found = run_pyvrp(enc, max_runtime, max_iterations, seed, initial=solution)
+        if mode == "routes":
+            enc = encode(instance, list(solution.open_depots))
+            found = run_pyvrp(enc, max_runtime, max_iterations, seed, initial=solution)
+        elif instance.num_depots > 1:
+            found = depot_set_search(
+                instance, max_runtime, max_iterations, seed, initial=valid_start
+            )
+        else:
+            found = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, solution)
     except (ValueError, IndexError):
         return solution
     if found is None:
