@@ -32,8 +32,8 @@ from clrp_rl4co.solvers import solve as reference_solve
 
 
 def reference_costs(td, preset: str, seed: int, seconds: float, procs: int) -> list[float]:
-    """PyVRP costs per instance, cached in results/sgbs_reference_*.json."""
-    path = Path("results") / f"sgbs_reference_{preset}_{td.batch_size[0]}_{seed}_{seconds:g}s.json"
+    """PyVRP costs per instance, cached in results/cache/."""
+    path = Path("results/cache") / f"sgbs_reference_{preset}_{td.batch_size[0]}_{seed}_{seconds:g}s.json"
     if path.is_file():
         return json.loads(path.read_text())["costs"]
     instances = tensordict_to_instances(td)
@@ -41,7 +41,7 @@ def reference_costs(td, preset: str, seed: int, seconds: float, procs: int) -> l
         instances, solver="pyvrp", max_runtime=seconds, num_procs=procs, seed=seed, progress=True
     )
     costs = [r.objective for r in results]
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"costs": costs, "seconds": seconds, "solver": "pyvrp+ds"}))
     return costs
 
