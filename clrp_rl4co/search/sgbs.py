@@ -24,7 +24,6 @@ gathered per node.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -47,27 +46,6 @@ class SGBSResult:
     stats: dict = field(default_factory=dict)
 
 
-def _index_cache(cache, index: Tensor, batch: int):
-    """The decoder cache (a ``PrecomputedCache`` dataclass) with every per-instance field
-    gathered along the batch dimension by ``index``.
-
-    Per-instance entries are tensors of at least two dimensions whose first is the batch
-    ``batch``; anything else (learned placeholders [E], scalars) is shared and kept."""
-
-    def take(value):
-        if isinstance(value, TensorDict) or (
-            isinstance(value, Tensor) and value.dim() >= 2 and value.shape[0] == batch
-        ):
-            return value[index]
-        if isinstance(value, dict):
-            return {k: take(v) for k, v in value.items()}
-        return value
-
-    return dataclasses.replace(
-        cache, **{f.name: take(getattr(cache, f.name)) for f in dataclasses.fields(cache)}
-    )
-
-
 def _pad_to(actions: Tensor, length: int, repeat_last: bool) -> Tensor:
     """Pad [M, T] actions to ``length`` with the env's no-op: the last action repeated
     (CLRP: the final depot) or node 0 (RL4CO's routing envs: the depot)."""
@@ -79,83 +57,61 @@ def _pad_to(actions: Tensor, length: int, repeat_last: bool) -> Tensor:
 
 
 class _Search:
-    """State shared by the steps of one SGBS run over a batch of (augmented) instances."""
+    """State shared by the steps of one SGBS run over a batch of B (augmented) instances.
 
-    def __init__(self, env, policy, td: TensorDict, prefix_steps: int, stats: dict):
+    Every node batch uses RL4CO's multistart layout: ``K`` nodes per instance, row
+    ``k * B + b``. The decoder then sees the nodes as ``[B, K]`` against the per-instance
+    cache (keys and values computed once per instance, never copied per node), exactly as in
+    POMO's multistart decoding.
+    """
+
+    def __init__(self, env, policy, td: TensorDict, stats: dict):
         self.env, self.policy, self.stats = env, policy, stats
-        self.td = td  # reset states [B]
+        self.batch = td.batch_size[0]
         hidden, _ = policy.encoder(td)
         _, _, self.cache = policy.decoder.pre_decoder_hook(td, env, hidden, 0)
-        self.prefix_steps = prefix_steps
         self.repeat_last = env.name == "clrp"
-        batch = td.batch_size[0]
-        self.best_reward = torch.full((batch,), -torch.inf, device=td.device)
-        self.best_actions = torch.zeros(batch, 1, dtype=torch.long, device=td.device)
+        self.best_reward = torch.full((self.batch,), -torch.inf, device=td.device)
+        self.best_actions = torch.zeros(self.batch, 1, dtype=torch.long, device=td.device)
 
-    def node_cache(self, inst: Tensor):
-        """The decoder cache gathered for nodes of instances ``inst``."""
-        return _index_cache(self.cache, inst, self.td.batch_size[0])
-
-    def logits(self, states: TensorDict, cache) -> Tensor:
-        """Masked logits [M, D+N] (``-inf`` where infeasible): one batched decoder call."""
+    def logits(self, states: TensorDict) -> Tensor:
+        """Masked logits [K * B, D+N] (``-inf`` where infeasible): one batched decoder call."""
         self.stats["decoder_calls"] += 1
-        logits, mask = self.policy.decoder(states, cache, 0)
+        per_instance = states.batch_size[0] // self.batch
+        num_starts = per_instance if per_instance > 1 else 0
+        logits, mask = self.policy.decoder(states, self.cache, num_starts)
         return logits.masked_fill(~mask, -torch.inf)
 
-    def offer(self, inst: Tensor, reward: Tensor, actions: Tensor) -> None:
-        """Update each instance's incumbent with the best of the offered solutions."""
-        batch = self.best_reward.shape[0]
-        best = torch.full((batch,), -torch.inf, device=reward.device)
-        best = best.scatter_reduce(0, inst, reward, reduce="amax")
+    def offer(self, reward: Tensor, actions: Tensor) -> None:
+        """Update each instance's incumbent with the best of the offered solutions [K * B]."""
+        per_instance = reward.shape[0] // self.batch
+        best, k = reward.reshape(per_instance, self.batch).max(0)  # ties: the first k
         improved = best > self.best_reward
         if not bool(improved.any()):
             return
-        # one winning row per improved instance
-        is_best = (reward == best[inst]) & improved[inst]
-        rows = torch.nonzero(is_best).squeeze(-1)
-        # ties: the first offered row wins (as argmax would)
-        winners = torch.full((batch,), reward.shape[0], dtype=torch.long, device=reward.device)
-        winners = winners.scatter_reduce(0, inst[rows], rows, reduce="amin")
-        targets = torch.nonzero(improved).squeeze(-1)
+        rows = k * self.batch + torch.arange(self.batch, device=reward.device)
         length = max(self.best_actions.shape[-1], actions.shape[-1])
+        winners = _pad_to(actions[rows], length, self.repeat_last)
         self.best_actions = _pad_to(self.best_actions, length, self.repeat_last)
-        self.best_actions[targets] = _pad_to(actions, length, self.repeat_last)[winners[targets]]
+        self.best_actions = torch.where(improved[:, None], winners, self.best_actions)
         self.best_reward = torch.where(improved, best, self.best_reward)
 
-    def simulate(self, states: TensorDict, inst: Tensor, history: Tensor) -> Tensor:
-        """Greedy rollouts to the end from ``states`` [C]; offers and returns their rewards.
+    def simulate(self, states: TensorDict, history: Tensor) -> Tensor:
+        """Greedy rollouts to the end from ``states`` [K * B]; offers and returns the rewards.
 
-        Rows that finish are dropped from the batch once at least half of it has finished,
-        so late steps cost only what is still running.
+        Finished rows take the env's no-op (the only feasible action) until all are done.
         """
-        num = states.batch_size[0]
-        self.stats["simulated_children"] += num
-        final = states.clone()
-        actions = history
-        rows = torch.arange(num, device=history.device)  # full-batch index of each live row
-        padding = torch.zeros(num, dtype=torch.long, device=history.device)
-        cache = self.node_cache(inst)
-        while True:
-            done = states["done"].reshape(-1)
-            if bool(done.all()):
-                final[rows] = states
-                break
-            if 2 * int(done.sum()) >= done.numel():
-                keep = torch.nonzero(~done).squeeze(-1)
-                final[rows[done]] = states[done]
-                # a finished row's only feasible action is the env's no-op
-                padding[rows[done]] = states["action_mask"][done].float().argmax(-1)
-                states, rows = states[keep], rows[keep]
-                cache = _index_cache(cache, keep, done.numel())
+        self.stats["simulated_children"] += states.batch_size[0]
+        actions = [history]
+        while not bool(states["done"].all()):
             self.stats["simulation_steps"] += 1
-            action = self.logits(states, cache).argmax(-1)
+            action = self.logits(states).argmax(-1)
             states.set("action", action)
             states = self.env.step(states)["next"]
-            column = padding[:, None].clone()
-            column[rows] = action[:, None]
-            actions = torch.cat([actions, column], dim=-1)
-        reward = self.env.get_reward(final, actions)
-        self.offer(inst, reward, actions)
+            actions.append(action[:, None])
+        actions = torch.cat(actions, dim=-1)
+        reward = self.env.get_reward(states, actions)
+        self.offer(reward, actions)
         return reward
 
 
@@ -180,7 +136,7 @@ def sgbs(
         td: instance TensorDict [B] (unreset, as from the generator or a dataset).
         beta: beam width; gamma: children per beam node (the greedy child included).
         augment: number of augmented copies (1 = none); ``augment_fn`` as in RL4CO's
-            ``StateAugmentation`` (``"dihedral8"`` or ``"symmetric"``).
+            ``StateAugmentation`` (``"dihedral8"`` or ``"symmetric"``, or a callable).
         reuse_greedy: reuse the parent's score for its greedy child instead of simulating it.
         prefix_steps: steps fixed by a multistart start (default 2 for ``"clrp"``, else 1).
         max_batch: most children simulated in one batch; instances are split into chunks so
@@ -210,16 +166,8 @@ def sgbs(
     chunk = max(1, max_batch // (beta * gamma))
     rewards, actions, greedy = [], [], []
     for lo in range(0, base.batch_size[0], chunk):
-        r, a, g = _run(
-            env,
-            policy,
-            base[lo : lo + chunk].clone(),
-            beta,
-            gamma,
-            reuse_greedy,
-            prefix_steps,
-            stats,
-        )
+        part = base[lo : lo + chunk].clone()
+        r, a, g = _run(env, policy, part, beta, gamma, reuse_greedy, prefix_steps, stats)
         rewards.append(r)
         actions.append(a)
         greedy.append(g)
@@ -229,8 +177,7 @@ def sgbs(
     greedy_reward = torch.cat(greedy)
     copies = base.batch_size[0] // batch
     # augmented copies are laid out copy-major (row a * B + b): best over copies
-    reward_ab = unbatchify(reward, copies)  # [B, A]
-    best_copy = reward_ab.argmax(-1)
+    best_copy = unbatchify(reward, copies).argmax(-1)  # [B]
     rows = best_copy * batch + torch.arange(batch, device=reward.device)
     stats["seconds"] = time.perf_counter() - start
     policy.train(was_training)
@@ -242,27 +189,30 @@ def sgbs(
     )
 
 
+def _rows(blocks: Tensor, batch: int) -> Tensor:
+    """Row indices of node blocks: ``blocks`` [K, B] (block index per instance) -> [K * B]."""
+    return (blocks * batch + torch.arange(batch, device=blocks.device)).reshape(-1)
+
+
 def _run(env, policy, td, beta, gamma, reuse_greedy, prefix_steps, stats):
     """SGBS on the reset states ``td`` [B]; returns (reward [B], actions [B, T], greedy [B])."""
     batch = td.batch_size[0]
     device = td.device
-    search = _Search(env, policy, td, prefix_steps, stats)
+    search = _Search(env, policy, td, stats)
 
-    # 1. greedy multistart; the beta best starts seed the beam
+    # 1. greedy multistart (rows s * B + b); the beta best starts seed the beam
     out = policy(td.clone(), env, decode_type="multistart_greedy", return_actions=True)
     starts_reward, starts_actions = out["reward"], out["actions"]
     stats["multistart_steps"] += starts_actions.shape[-1]
     num_starts = starts_reward.shape[0] // batch
-    inst_all = torch.arange(batch, device=device).repeat(num_starts)  # row s * B + b
-    search.offer(inst_all, starts_reward, starts_actions)
+    search.offer(starts_reward, starts_actions)
     greedy_reward = search.best_reward.clone()
     width = min(beta, num_starts)
-    top = unbatchify(starts_reward, num_starts).topk(width, dim=-1).indices  # [B, width]
-    rows = (top * batch + torch.arange(batch, device=device)[:, None]).reshape(-1)
-    inst = rows % batch
+    top = starts_reward.reshape(num_starts, batch).topk(width, dim=0).indices  # [width, B]
+    rows = _rows(top, batch)
     score = starts_reward[rows]
     history = starts_actions[rows, :prefix_steps]
-    states = td[inst]
+    states = td[rows % batch]
     for t in range(prefix_steps):
         states.set("action", history[:, t])
         states = env.step(states)["next"]
@@ -270,45 +220,35 @@ def _run(env, policy, td, beta, gamma, reuse_greedy, prefix_steps, stats):
     # 2. expand, simulate, select until every beam node is finished
     while not bool(states["done"].all()):
         stats["expansions"] += 1
-        logits = search.logits(states, search.node_cache(inst))
-        num_nodes = states.batch_size[0]
+        logits = search.logits(states)  # [width * B, D+N]
         k = min(gamma, logits.shape[-1])
-        top_logits, top_actions = logits.topk(k, dim=-1)  # [M, k]; column 0 = greedy child
+        top_logits, top_actions = logits.topk(k, dim=-1)  # column 0: the greedy child
         valid = torch.isfinite(top_logits)
-        child_parent = torch.arange(num_nodes, device=device).repeat_interleave(k)
-        child_action = torch.where(valid, top_actions, top_actions[:, :1]).reshape(-1)
-        child_valid = valid.reshape(-1)
-        child_inst = inst[child_parent]
-        children = states[child_parent]
+        top_actions = torch.where(valid, top_actions, top_actions[:, :1])
+        # child c = j * width + p of parent p (rows c * B + b): block j holds the j-th children
+        parent = torch.arange(width * batch, device=device).repeat(k)
+        child_action = top_actions.T.reshape(-1)
+        child_valid = valid.T.reshape(-1)
+        children = states[parent]
         children.set("action", child_action)
         children = env.step(children)["next"]
-        child_history = torch.cat([history[child_parent], child_action[:, None]], dim=-1)
-        child_score = torch.full_like(child_action, -torch.inf, dtype=score.dtype)
-        is_greedy = torch.zeros(num_nodes, k, dtype=torch.bool, device=device)
-        is_greedy[:, 0] = True
-        is_greedy = is_greedy.reshape(-1)
+        child_history = torch.cat([history[parent], child_action[:, None]], dim=-1)
+        child_score = torch.full(child_action.shape, -torch.inf, device=device)
+        greedy_rows = slice(0, width * batch)  # block j = 0
+        sim_from = 0
         if reuse_greedy:
-            child_score = torch.where(is_greedy, score[child_parent], child_score)
-            simulate = child_valid & ~is_greedy
-        else:
-            simulate = child_valid
-        sim_rows = torch.nonzero(simulate).squeeze(-1)
-        if sim_rows.numel() > 0:
-            sim_reward = search.simulate(
-                children[sim_rows], child_inst[sim_rows], child_history[sim_rows]
-            )
-            child_score[sim_rows] = sim_reward.to(child_score.dtype)
-        # keep the beta best children of each instance (children are grouped by instance)
-        per_inst = child_score.reshape(batch, -1)  # nodes are instance-major: [B, width * k]
-        keep = min(beta, per_inst.shape[-1])
-        chosen = per_inst.topk(keep, dim=-1).indices
-        chosen = chosen + torch.arange(batch, device=device)[:, None] * per_inst.shape[-1]
-        chosen = chosen.reshape(-1)
-        states = children[chosen]
-        inst = child_inst[chosen]
-        score = child_score[chosen]
-        history = child_history[chosen]
+            child_score[greedy_rows] = score
+            sim_from = width * batch
+        if sim_from < child_action.shape[0]:
+            sim_reward = search.simulate(children[sim_from:], child_history[sim_from:])
+            child_score[sim_from:] = sim_reward.to(child_score.dtype)
+        child_score = child_score.masked_fill(~child_valid, -torch.inf)
+        # keep the beta best children of each instance
+        width = min(beta, width * k)
+        keep = child_score.reshape(-1, batch).topk(width, dim=0).indices  # [width, B]
+        rows = _rows(keep, batch)
+        states, score, history = children[rows], child_score[rows], child_history[rows]
 
     # finished beam nodes are complete solutions: offer them too
-    search.offer(inst, env.get_reward(states, history), history)
+    search.offer(env.get_reward(states, history), history)
     return search.best_reward, search.best_actions, greedy_reward
