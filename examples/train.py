@@ -94,8 +94,10 @@ class EpochLog(Callback):
         m = {k: float(v) for k, v in trainer.callback_metrics.items() if v.numel() == 1}
         parts = " ".join(f"{k}={v:.4f}" for k, v in sorted(m.items()))
         minutes = (time.time() - start_time(self)) / 60
-        print(f"[epoch {trainer.current_epoch} step {trainer.global_step} {minutes:.1f} min] "
-              f"{parts}", flush=True)
+        print(
+            f"[epoch {trainer.current_epoch} step {trainer.global_step} {minutes:.1f} min] {parts}",
+            flush=True,
+        )
 
 
 def start_time(cb: EpochLog) -> float:
@@ -182,11 +184,19 @@ def main(argv: list[str] | None = None) -> Path:
 
     monitor = monitor_metric(args.algorithm)
     best = ModelCheckpoint(
-        dirpath=ckpt_dir, filename="best", monitor=monitor, mode="max", save_top_k=1,
-        save_last=True, auto_insert_metric_name=False,
+        dirpath=ckpt_dir,
+        filename="best",
+        monitor=monitor,
+        mode="max",
+        save_top_k=1,
+        save_last=True,
+        auto_insert_metric_name=False,
     )
     latest = ModelCheckpoint(
-        dirpath=ckpt_dir, filename="latest", every_n_train_steps=args.ckpt_every, save_top_k=1,
+        dirpath=ckpt_dir,
+        filename="latest",
+        every_n_train_steps=args.ckpt_every,
+        save_top_k=1,
         enable_version_counter=False,
     )
     trainer = RL4COTrainer(
@@ -218,8 +228,11 @@ def main(argv: list[str] | None = None) -> Path:
             best_policy = load_policy(best_path)
             best_policy.save_pretrained(
                 out / "policy_best",
-                extra={"preset": args.preset, "checkpoint": str(best_path),
-                       monitor: float(best.best_model_score or float("nan"))},
+                extra={
+                    "preset": args.preset,
+                    "checkpoint": str(best_path),
+                    monitor: float(best.best_model_score or float("nan")),
+                },
             )
             print(f"best checkpoint: {best_path} (val/reward {best.best_model_score})")
     return out

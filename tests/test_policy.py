@@ -1,11 +1,13 @@
 """DRLHQ and its baselines: features, queries, streams, shipping."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
 from tensordict import TensorDict
 
+import clrp_rl4co.pretrained
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.policies import (
     POLICIES,
@@ -22,9 +24,7 @@ TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=
 
 def hand_made_instance() -> TensorDict:
     """2 depots, 4 customers; vehicle capacity 10 forces two routes."""
-    locs = torch.tensor(
-        [[[0.0, 0.0], [1.0, 1.0], [0.1, 0.2], [0.2, 0.1], [0.9, 0.8], [0.8, 0.9]]]
-    )
+    locs = torch.tensor([[[0.0, 0.0], [1.0, 1.0], [0.1, 0.2], [0.2, 0.1], [0.9, 0.8], [0.8, 0.9]]])
     return TensorDict(
         {
             "locs": locs,
@@ -107,6 +107,13 @@ def test_location_query_at_location_steps_routing_query_at_routing_steps():
         moved = (changed - queries).abs().amax(-1) > 1e-6
         expected = torch.tensor(stages) if which == "project_location" else ~torch.tensor(stages)
         assert torch.equal(moved, expected), which
+    # the fast path (projections precomputed per instance) equals W_L / W_R on the inputs
+    for state, location in zip(states, stages):
+        if location:
+            explicit = context.project_location(context.location_inputs(emb, state))
+        else:
+            explicit = context.project_routing(context.routing_inputs(emb, state))
+        torch.testing.assert_close(context(emb, state), explicit, rtol=1e-5, atol=1e-5)
     # h_sub at a later location step is the mean embedding of the last route's customers
     later = next(i for i, s in enumerate(states) if i > 0 and bool(s["is_location_step"]))
     s = states[later]
@@ -181,3 +188,16 @@ def test_paper_defaults():
     assert len(policy.encoder.net.layers) == 6
     assert policy.decoder.use_graph_context is False
     assert math.isclose(policy.tanh_clipping, 10.0)
+
+
+def test_shipped_policies_load_and_decode():
+    from clrp_rl4co.models import load_policy
+    from clrp_rl4co.pretrained import available
+
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    td = env.reset(env.generator(2))
+    for name in available():
+        policy = load_policy(Path(clrp_rl4co.pretrained.__file__).parent / f"{name}.pt").eval()
+        with torch.no_grad():
+            out = policy(td.clone(), env, decode_type="greedy")
+        env.check_solution_validity(td, out["actions"])

@@ -10,8 +10,10 @@ from .build import (
     monitor_metric,
     paper_lr_schedule,
 )
+from .evaluation import DecodeSpec, solve
 
 __all__ = [
+    "DecodeSpec",
     "ALGORITHMS",
     "PolicyConfigCallback",
     "build_model",
@@ -20,4 +22,5 @@ __all__ = [
     "load_policy",
     "monitor_metric",
     "paper_lr_schedule",
+    "solve",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -12,6 +13,7 @@ from tensordict import TensorDict
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.generator import generate_dataset, load_dataset, save_dataset
 from clrp_rl4co.policies import POLICIES, rotate45_augmentation
+from clrp_rl4co.policies.pretrained import drop_legacy_keys
 
 _POLICY_CLASSES = {cls.__name__: cls for cls in POLICIES.values()}
 
@@ -79,7 +81,10 @@ def fixed_dataset(env: CLRPEnv, size: int, seed: int, path: str | Path) -> Tenso
         return load_dataset(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     td = generate_dataset(env.generator, size, seed)
-    save_dataset(td, path, seed=seed)
+    # several processes (DDP ranks) may write the same file: write privately, then rename
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.npz")
+    save_dataset(td, tmp, seed=seed)
+    os.replace(tmp, path)
     return td
 
 
@@ -113,11 +118,9 @@ def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
             if not isinstance(policy, torch.nn.Module):
                 raise ValueError(f"{path}: no policy config in the checkpoint")
         state = {
-            k[len("policy.") :]: v
-            for k, v in ckpt["state_dict"].items()
-            if k.startswith("policy.")
+            k[len("policy.") :]: v for k, v in ckpt["state_dict"].items() if k.startswith("policy.")
         }
-        policy.load_state_dict(state)
+        policy.load_state_dict(drop_legacy_keys(policy, state))
         return policy.to(map_location)
     import json
 

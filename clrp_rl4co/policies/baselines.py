@@ -18,7 +18,7 @@ from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
-from .embeddings import CLRPInitEmbedding, LastNodeLoadContext
+from .embeddings import CLRPInitEmbedding, LastNodeLoadContext, PrecomputedQueryDecoder
 from .pretrained import PretrainedMixin
 from .start_scheme import StartSchemeMixin
 
@@ -56,13 +56,20 @@ class POMOStarPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
             normalization=normalization,
             env_name="clrp",
             init_embedding=CLRPInitEmbedding(embed_dim),
-            context_embedding=LastNodeLoadContext(embed_dim),
-            dynamic_embedding=StaticEmbedding(),
-            use_graph_context=False,
+            decoder=PrecomputedQueryDecoder(
+                embed_dim=embed_dim,
+                num_heads=num_heads,
+                env_name="clrp",
+                context_embedding=LastNodeLoadContext(embed_dim),
+                dynamic_embedding=StaticEmbedding(),
+                use_graph_context=False,
+            ),
             tanh_clipping=tanh_clipping,
             **kwargs,
         )
         self.config = config
+        if not self.decoder.use_graph_context:  # unused: would break DDP's gradient reduction
+            del self.decoder.project_fixed_context
 
 
 class MTAEncoder(AutoregressiveEncoder):
@@ -130,7 +137,7 @@ class MTADecoder(AutoregressiveDecoder):
         key_dep, value_dep = self.project_depots(h_depots).chunk(2, dim=-1)
         key_cus, value_cus = self.project_customers(h_customers).chunk(2, dim=-1)
         cache = {
-            "embeddings": h_all,
+            "query_parts": self.context_embedding.precompute(h_all),
             "all": (key_all, value_all),
             "depots": (key_dep, value_dep),
             "customers": (key_cus, value_cus),
@@ -157,7 +164,7 @@ class MTADecoder(AutoregressiveDecoder):
         mask = td["action_mask"]
         if mask.dim() == 2:
             mask = mask[:, None]  # [B, 1, M]
-        query = self.context_embedding(cache["embeddings"], td)
+        query = self.context_embedding.query(cache["query_parts"], td)
         if query.dim() == 2:
             query = query[:, None]  # [B, S, E]
         b, s, e = query.shape

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rl4co.models.nn.env_embeddings.dynamic import StaticEmbedding
 from rl4co.models.zoo.am.policy import AttentionModelPolicy
 
-from .embeddings import CLRPInitEmbedding, HeterogeneousQueryContext
+from .embeddings import CLRPInitEmbedding, HeterogeneousQueryContext, PrecomputedQueryDecoder
 from .pretrained import PretrainedMixin
 from .start_scheme import StartSchemeMixin
 
@@ -16,11 +16,12 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
     - Encoder: :class:`CLRPInitEmbedding` (depot 4 / customer 3 features, two linear maps,
       per-instance coordinate normalisation) then ``num_encoder_layers`` attention layers
       (multi-head attention, feed-forward, ``normalization``; RL4CO's ``GraphAttentionNetwork``).
-    - Decoder: RL4CO's ``AttentionModelDecoder`` with :class:`HeterogeneousQueryContext` as the
-      query (``q_L`` at location steps, ``q_R`` at routing steps, learned placeholders at the
-      first step), no graph context (``use_graph_context=False``), static keys/values computed
-      once per instance, masked multi-head glimpse and a single-head pointer; the decoding
-      strategy applies tanh clipping ``C = tanh_clipping`` (10).
+    - Decoder: RL4CO's ``AttentionModelDecoder`` (:class:`PrecomputedQueryDecoder`) with
+      :class:`HeterogeneousQueryContext` as the query: ``q_L`` at location steps, ``q_R`` at
+      routing steps, learned placeholders at the first step. No graph context
+      (``use_graph_context=False``); static keys/values computed once per instance; masked
+      multi-head glimpse and a single-head pointer; the decoding strategy applies tanh
+      clipping ``C = tanh_clipping`` (10).
     - Decoding: the CLRP start scheme (:mod:`clrp_rl4co.policies.start_scheme`) for greedy,
       sampling, multistart_greedy, multistart_sampling, beam_search and evaluate.
 
@@ -67,9 +68,14 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
             normalization=normalization,
             env_name="clrp",
             init_embedding=CLRPInitEmbedding(embed_dim),
-            context_embedding=HeterogeneousQueryContext(embed_dim),
-            dynamic_embedding=StaticEmbedding(),
-            use_graph_context=False,
+            decoder=PrecomputedQueryDecoder(
+                embed_dim=embed_dim,
+                num_heads=num_heads,
+                env_name="clrp",
+                context_embedding=HeterogeneousQueryContext(embed_dim),
+                dynamic_embedding=StaticEmbedding(),
+                use_graph_context=False,
+            ),
             tanh_clipping=tanh_clipping,
             train_decode_type=train_decode_type,
             val_decode_type=val_decode_type,
@@ -77,3 +83,5 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
             **kwargs,
         )
         self.config = self_config
+        if not self.decoder.use_graph_context:  # unused: would break DDP's gradient reduction
+            del self.decoder.project_fixed_context

@@ -41,6 +41,8 @@ from rl4co.utils.pylogger import get_pylogger
 from tensordict import TensorDict
 from torch import Tensor
 
+from clrp_rl4co.data.instance import CAPACITY_TOLERANCE
+
 log = get_pylogger(__name__)
 
 #: State keys added by the start scheme.
@@ -86,7 +88,7 @@ def restrict_start_mask(td: TensorDict, mask: Tensor, logits: Tensor | None = No
     restricted = mask.clone()
     if bool(first.any()):
         demand = td["demand"].gather(-1, customer - num_depots)  # [B', 1]
-        covers = td["remaining_depot_capacity"] + 1e-6 >= demand  # [B', D]
+        covers = td["remaining_depot_capacity"] + CAPACITY_TOLERANCE >= demand  # [B', D]
         allowed = mask.clone()
         allowed[:, :num_depots] &= covers
         allowed[:, num_depots:] = False
