@@ -2,13 +2,19 @@
 
 from .data import CLRPInstance, CLRPSolution, instances_to_tensordict, read_prodhon
 from .envs import CLRPEnv, CLRPGenerator
+from .policies import DRLHQPolicy, MTAPolicy, POMOStarPolicy
+from .search import sgbs
 
 __all__ = [
     "CLRPEnv",
     "CLRPGenerator",
     "CLRPInstance",
     "CLRPSolution",
+    "DRLHQPolicy",
+    "MTAPolicy",
+    "POMOStarPolicy",
     "instances_to_tensordict",
     "read_prodhon",
+    "sgbs",
 ]
 __version__ = "0.1.0"

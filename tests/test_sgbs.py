@@ -96,3 +96,18 @@ def test_bad_parameters():
     env, policy, td = _clrp(2)
     with pytest.raises(ValueError, match="beta and gamma must be >= 1"):
         sgbs(env, policy, td, beta=0)
+
+
+def test_sgbs_decode_spec_in_evaluation():
+    from clrp_rl4co.models import DecodeSpec, solve
+
+    spec = DecodeSpec.parse("sgbs:4x3+aug8")
+    assert spec.sgbs == (4, 3) and spec.augment == "aug8"
+    assert DecodeSpec.parse("sgbs").sgbs == (4, 4)
+    with pytest.raises(ValueError, match="<beta>x<gamma>"):
+        DecodeSpec.parse("sgbs:4")
+    env, policy, td = _clrp(3)
+    actions, parts, _ = solve(policy, env, td, "sgbs:2x2")
+    env.check_solution_validity(env.reset(td.clone()), actions)
+    greedy_actions, greedy_parts, _ = solve(policy, env, td, "multistart_greedy")
+    assert (parts["total"] <= greedy_parts["total"] + 1e-9).all()

@@ -11,6 +11,7 @@ from tensordict import TensorDict
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.policies import rotate45_augmentation
+from clrp_rl4co.search import sgbs
 
 #: Augmentation suffixes of a decode spec.
 AUGMENTATIONS = {"aug8": "dihedral8", "rot8": rotate45_augmentation}
@@ -21,17 +22,18 @@ class DecodeSpec:
     """A decode spec string ``<decode_type>[:<width>][+aug8|+rot8]``.
 
     ``decode_type`` is an RL4CO decode type (``greedy``, ``sampling``, ``multistart_greedy``,
-    ``multistart_sampling``, ``beam_search``); ``width`` is the beam width, the number of starts
-    (``multistart_*``; ``k * N`` gives the top-k first depots x N customers) or the number of
-    samples (``sampling``); ``+aug8`` adds RL4CO's dihedral x8 augmentation, ``+rot8`` the
-    paper's 45-degree rotations. Examples: ``greedy``, ``multistart_greedy+aug8``,
-    ``beam_search:16``.
+    ``multistart_sampling``, ``beam_search``) or ``sgbs``; ``width`` is the beam width, the
+    number of starts (``multistart_*``; ``k * N`` gives the top-k first depots x N customers),
+    the number of samples (``sampling``) or ``<beta>x<gamma>`` for SGBS (default ``4x4``);
+    ``+aug8`` adds RL4CO's dihedral x8 augmentation, ``+rot8`` the paper's 45-degree rotations.
+    Examples: ``greedy``, ``multistart_greedy+aug8``, ``beam_search:16``, ``sgbs:4x3+aug8``.
     """
 
     text: str
     decode_type: str
     width: int | None = None
     augment: str | None = None
+    sgbs: tuple[int, int] | None = None  # (beta, gamma) for decode type "sgbs"
 
     @classmethod
     def parse(cls, text: str) -> DecodeSpec:
@@ -39,6 +41,11 @@ class DecodeSpec:
         decode_type, _, width = base.partition(":")
         if augment and augment not in AUGMENTATIONS:
             raise ValueError(f"{text}: unknown augmentation {augment!r} ({list(AUGMENTATIONS)})")
+        if decode_type == "sgbs":
+            beta, _, gamma = (width or "4x4").partition("x")
+            if not (beta.isdigit() and gamma.isdigit()):
+                raise ValueError(f"{text}: SGBS width must read <beta>x<gamma>, e.g. sgbs:4x4")
+            return cls(text, decode_type, None, augment or None, (int(beta), int(gamma)))
         return cls(text, decode_type, int(width) if width else None, augment or None)
 
     def kwargs(self) -> dict:
@@ -63,6 +70,16 @@ def solve(
     spec = DecodeSpec.parse(spec) if isinstance(spec, str) else spec
     batch = instances.batch_size[0]
     start = time.perf_counter()
+    if spec.decode_type == "sgbs":
+        beta, gamma = spec.sgbs
+        copies = 8 if spec.augment else 1
+        augment_fn = AUGMENTATIONS[spec.augment] if spec.augment else "dihedral8"
+        result = sgbs(
+            env, policy, instances, beta=beta, gamma=gamma, augment=copies, augment_fn=augment_fn
+        )
+        seconds = time.perf_counter() - start
+        final = env.rollout_actions(instances, result.actions)
+        return result.actions, env.cost_parts(final), seconds
     td = env.reset(instances.clone())
     if spec.augment:
         td = StateAugmentation(num_augment=8, augment_fn=AUGMENTATIONS[spec.augment])(td)
