@@ -33,7 +33,10 @@ from clrp_rl4co.solvers import solve as reference_solve
 
 def reference_costs(td, preset: str, seed: int, seconds: float, procs: int) -> list[float]:
     """PyVRP costs per instance, cached in results/cache/."""
-    path = Path("results/cache") / f"sgbs_reference_{preset}_{td.batch_size[0]}_{seed}_{seconds:g}s.json"
+    path = (
+        Path("results/cache")
+        / f"sgbs_reference_{preset}_{td.batch_size[0]}_{seed}_{seconds:g}s.json"
+    )
     if path.is_file():
         return json.loads(path.read_text())["costs"]
     instances = tensordict_to_instances(td)
