@@ -1,19 +1,26 @@
 """Benchmark of the classical CLRP solvers (a script, not a test).
 
 Prints, per data set and method: mean objective, mean per-instance gap (%) to the reference,
-seconds per instance, number of instances, proven optima (exact), threads and machine.
+seconds per instance (wall clock, measured in the worker), number of instances, proven optima
+(exact), processes, threads and the machine.
 Reference: for generated sets the best objective over the methods run (a proven optimum when the
 exact solver closed the instance); for Prins the current BKS and the DRLHQ-table BKS.
 
-Generated sets (numpy ``default_rng(seed)``, seeds ``seed0 .. seed0 + num - 1``): coordinates
-uniform in the unit square, demand integers 10..19, vehicle capacity 70, fixed cost 1, opening
-cost uniform [1, 5). clrp10 / clrp20: 5 depots, capacity uniform [100, 300) (the paper's).
-clrp50: 5 depots, capacity [300, 700); clrp100: 10 depots, capacity [300, 700): these two are
-assumptions of this script, not taken from the paper.
+Generated sets ``clrpN``: the package's :class:`CLRPGenerator` preset of that name (the DRLHQ
+paper's distribution: clrp10 / clrp20 5 depots, capacity U[100, 300), opening U[1, 5); clrp50 10
+depots, capacity U[130, 450), opening U[1, 5); clrp100 20 depots, capacity U[500, 900), opening
+U[5, 15); demand 10..19, vehicle capacity 70, fixed cost 1), drawn as one data set by
+``generate_dataset(CLRPGenerator(preset), num, seed0)``.
 
-Example (about 10 minutes on 2 cores):
+Methods (``--methods``, default all that apply): ``pyvrp`` (the plain one-model PyVRP run),
+``pyvrp+ds`` (one-model run plus the depot-set search, the solver's default) and ``exact``
+(HiGHS MIP, only for ``--exact-sizes``).
+
+Examples (2 cores):
+    python benchmarks/solvers.py --sets clrp50,clrp100 --num 10 \
+        --pyvrp-time-by-size 50:5,100:10 --methods pyvrp,pyvrp+ds
     CLRP_BENCHMARKS_DIR=/work/shared/benchmarks python benchmarks/solvers.py \
-        --sets clrp10,clrp20,clrp50,clrp100,prins --num 10 --pyvrp-time 1 --exact-time 60
+        --sets prins --prins-time 60 --methods pyvrp+ds --verbose
 """
 
 from __future__ import annotations
@@ -24,37 +31,29 @@ import platform
 import statistics
 import time
 
-import numpy as np
-
-from clrp_rl4co.data import CLRPInstance, prins_bks, prins_files, read_prodhon
-from clrp_rl4co.solvers import solve
-
-#: size -> (depots, capacity range)
-GENERATED = {
-    10: (5, (100.0, 300.0)),
-    20: (5, (100.0, 300.0)),
-    50: (5, (300.0, 700.0)),
-    100: (10, (300.0, 700.0)),
-}
+from clrp_rl4co.data import (
+    CLRPInstance,
+    prins_bks,
+    prins_files,
+    read_prodhon,
+    tensordict_to_instances,
+)
+from clrp_rl4co.envs.clrp import PRESETS, CLRPGenerator, generate_dataset
+from clrp_rl4co.solvers import SolverResult, solve
 
 
-def generate(num_customers: int, seed: int) -> CLRPInstance:
-    """One generated instance (see the module docstring for the distribution)."""
-    num_depots, cap = GENERATED[num_customers]
-    rng = np.random.default_rng(seed)
-    return CLRPInstance(
-        depot_locs=rng.random((num_depots, 2)),
-        customer_locs=rng.random((num_customers, 2)),
-        depot_capacity=rng.uniform(*cap, num_depots),
-        opening_cost=rng.uniform(1.0, 5.0, num_depots),
-        demand=rng.integers(10, 20, num_customers).astype(float),
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-        name=f"clrp{num_customers}_s{seed}",
-    )
+def generate(num_customers: int, num: int, seed: int) -> list[CLRPInstance]:
+    """``num`` instances of the ``clrp{num_customers}`` preset, one seeded data set."""
+    preset = f"clrp{num_customers}"
+    if preset not in PRESETS:
+        raise ValueError(f"no generator preset {preset!r}; choose from {list(PRESETS)}")
+    td = generate_dataset(CLRPGenerator(preset=preset), num, seed)
+    names = [f"{preset}_s{seed}_{k}" for k in range(num)]
+    return tensordict_to_instances(td, names=names)
 
 
 def machine() -> str:
+    """CPU model and logical CPU count of this machine."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as fh:
@@ -67,8 +66,10 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} logical CPUs"
 
 
-def run_method(instances, method: str, args) -> list:
-    """Run one method; returns the SolverResult list (runtime measured per instance)."""
+def run_method(
+    instances: list[CLRPInstance], method: str, args: argparse.Namespace
+) -> list[SolverResult]:
+    """Run one method; returns the results in input order (runtime measured per instance, s)."""
     if method == "exact":
         return solve(
             instances,
@@ -92,10 +93,18 @@ def run_method(instances, method: str, args) -> list:
 
 
 def gap(value: float | None, ref: float) -> float:
+    """Gap of ``value`` to ``ref`` in percent (NaN when no solution)."""
     return float("nan") if value is None else 100.0 * (value - ref) / ref
 
 
-def report(title: str, instances, results: dict, refs: dict[str, list[float]], args) -> None:
+def report(
+    title: str,
+    instances: list[CLRPInstance],
+    results: dict[str, list[SolverResult]],
+    refs: dict[str, list[float]],
+    args: argparse.Namespace,
+) -> None:
+    """Print one table: a row per method, a gap column per reference (mean of per-instance %)."""
     print(f"\n== {title}: {len(instances)} instances ==")
     head = f"{'method':<10} {'mean obj':>12} " + " ".join(f"{'gap% ' + k:>14}" for k in refs)
     print(head + f" {'s/inst':>8} {'n':>4} {'solved':>6} {'proven':>6} {'procs':>5} {'thr':>4}")
@@ -122,13 +131,16 @@ def report(title: str, instances, results: dict, refs: dict[str, list[float]], a
             print(f"exact: median time of proven instances {statistics.median(times):.2f} s")
 
 
-def generated_set(n: int, args) -> None:
-    num = args.num if n not in args.num_by_size else args.num_by_size[n]
-    instances = [generate(n, args.seed0 + k) for k in range(num)]
+def generated_set(n: int, args: argparse.Namespace) -> None:
+    """Run and report the methods on ``args.num`` instances of the ``clrp{n}`` preset."""
+    num = args.num_by_size.get(n, args.num)
+    instances = generate(n, num, args.seed0)
     methods = ["pyvrp"] + (["pyvrp+ds"] if n >= args.ds_from else [])
     if n in args.exact_sizes:
         methods.append("exact")
-    results = {}
+    if args.methods:
+        methods = [m for m in methods if m in args.methods]
+    results: dict[str, list[SolverResult]] = {}
     for method in methods:
         pool = instances
         if method == "exact" and args.exact_num is not None:
@@ -149,7 +161,8 @@ def generated_set(n: int, args) -> None:
     for k in range(size):
         vals = [r[k].objective for r in results.values() if r[k].objective is not None]
         best.append(min(vals))
-    report(f"clrp{n} (seeds {args.seed0}..)", instances[:size], results, {"best": best}, args)
+    title = f"clrp{n} (CLRPGenerator preset, dataset seed {args.seed0})"
+    report(title, instances[:size], results, {"best": best}, args)
     if "exact" in results:
         proven = [k for k in range(size) if results["exact"][k].proven_optimal]
         for m in results:
@@ -163,7 +176,8 @@ def generated_set(n: int, args) -> None:
             print(f"{m}: hit the proven optimum on {hit}/{len(proven)} proven instances")
 
 
-def prins_set(args) -> None:
+def prins_set(args: argparse.Namespace) -> None:
+    """Run and report the PyVRP methods on the Prins files (gaps to both BKS columns)."""
     files = prins_files(args.benchmarks)
     if args.prins_max_n is not None:
         files = [
@@ -175,8 +189,8 @@ def prins_set(args) -> None:
         "current": [float(bks[f.stem].current) for f in files],
         "drlhq": [float(bks[f.stem].drlhq) for f in files],
     }
-    results = {"pyvrp": run_method(instances, "pyvrp", args)}
-    results["pyvrp+ds"] = run_method(instances, "pyvrp+ds", args)
+    methods = [m for m in ("pyvrp", "pyvrp+ds") if not args.methods or m in args.methods]
+    results = {m: run_method(instances, m, args) for m in methods}
     report("Prins", instances, results, refs, args)
     if args.verbose:
         for k, f in enumerate(files):
@@ -187,18 +201,20 @@ def prins_set(args) -> None:
             print(f"  {f.stem:<16} bks={refs['current'][k]:.0f} {row}")
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    """Command line entry point (see the module docstring)."""
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     p.add_argument("--sets", default="clrp10,clrp20,clrp50,clrp100,prins")
     p.add_argument("--num", type=int, default=10, help="instances per generated set")
     p.add_argument("--num-by-size", default="", help="e.g. 10:100,20:10")
-    p.add_argument("--seed0", type=int, default=1000, help="first numpy seed")
+    p.add_argument("--seed0", type=int, default=1000, help="seed of the generated data sets")
     p.add_argument("--seed", type=int, default=0, help="solver seed")
+    p.add_argument("--methods", default="", help="subset of pyvrp,pyvrp+ds,exact (default all)")
     p.add_argument("--pyvrp-time", type=float, default=1.0, help="PyVRP s per instance")
     p.add_argument("--pyvrp-time-by-size", default="", help="e.g. 50:5,100:10")
-    p.add_argument("--prins-time", type=float, default=10.0)
+    p.add_argument("--prins-time", type=float, default=10.0, help="PyVRP s per Prins instance")
     p.add_argument("--prins-max-n", type=int, default=None)
-    p.add_argument("--exact-time", type=float, default=60.0)
+    p.add_argument("--exact-time", type=float, default=60.0, help="HiGHS s per instance")
     p.add_argument("--exact-sizes", default="10,20")
     p.add_argument("--exact-num", type=int, default=None, help="exact on the first K only")
     p.add_argument("--ds-from", type=int, default=10, help="also run pyvrp+ds from this size")
@@ -209,14 +225,18 @@ def main(argv=None) -> None:
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args(argv)
 
-    def pairs(text, cast):
+    def pairs(text: str, cast: type) -> dict:
         return {int(k): cast(v) for k, v in (x.split(":") for x in text.split(",") if x)}
 
     args.num_by_size = pairs(args.num_by_size, int)
     time_by_size = pairs(args.pyvrp_time_by_size, float)
     args.exact_sizes = {int(x) for x in args.exact_sizes.split(",") if x}
+    args.methods = {m for m in args.methods.split(",") if m}
+    unknown = args.methods - {"pyvrp", "pyvrp+ds", "exact"}
+    if unknown:
+        p.error(f"unknown methods {sorted(unknown)}")
 
-    def time_for(instances):
+    def time_for(instances: list[CLRPInstance]) -> float:
         n = instances[0].num_customers
         if instances[0].rounded_costs:  # Prins
             return args.prins_time

@@ -157,6 +157,11 @@ def test_infeasible_instance_raises():
         )
 
 
+def test_exact_needs_a_time_limit():
+    with pytest.raises(ValueError, match="time limit"):
+        solve([random_instance(10, 0)], solver="exact", max_runtime=None)
+
+
 def test_no_solution_is_not_a_cost():
     inst = random_instance(10, 0)
     res = make_result(inst, None, solver="exact", runtime=0.0, bound=5.0)

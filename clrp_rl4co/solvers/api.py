@@ -92,10 +92,13 @@ def solve(
             (e.g. ``threads``, ``strategy``, ``depot_search``).
 
     Raises:
-        ValueError: unknown solver, or an obviously infeasible instance (before any solving).
+        ValueError: unknown solver, ``max_runtime=None`` for the exact solver, or an obviously
+            infeasible instance (before any solving).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if solver == "exact" and max_runtime is None:
+        raise ValueError("the exact solver needs a time limit: pass max_runtime in seconds")
     instances = list(instances)
     for inst in instances:
         check_instance(inst)
