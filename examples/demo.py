@@ -1,12 +1,17 @@
-"""The main job: generate CLRP20 instances, solve them through the env, print the cost
-breakdown and write a picture of one solution.
+"""The main job: solve generated CLRP20 instances and one Prins instance with a shipped DRLHQ
+model (the Prins solution then refined by PyVRP local search), print the objective table and
+write a picture of the solutions.
 
     python examples/demo.py --num-instances 64 --seed 1234 --out demo_solution.png
+
+The Prins instance is read from ``$CLRP_BENCHMARKS_DIR/prins`` (skipped with a note when the
+variable is unset).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import matplotlib
@@ -16,20 +21,36 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 from clrp_rl4co import CLRPEnv  # noqa: E402
+from clrp_rl4co.data import instances_to_tensordict, prins_bks, read_prodhon  # noqa: E402
 from clrp_rl4co.envs.clrp import generate_dataset  # noqa: E402
 from clrp_rl4co.heuristics import nearest_neighbor_rollout  # noqa: E402
+from clrp_rl4co.models import load_policy, solve  # noqa: E402
+from clrp_rl4co.policies.pretrained import PRETRAINED_DIR  # noqa: E402
+
+#: Shipped models, preferred first.
+MODELS = ("drlhq_clrp20", "drlhq_clrp10_cpu20min")
 
 
-def random_rollout(env, td, seed):
-    gen = torch.Generator().manual_seed(seed)
-    state = env.reset(td)
-    actions = []
-    while not bool(state["done"].all()):
-        action = torch.multinomial(state["action_mask"].float(), 1, generator=gen).squeeze(-1)
-        state.set("action", action)
-        state = env.step(state)["next"]
-        actions.append(action)
-    return torch.stack(actions, 1), state
+def default_model() -> str:
+    for name in MODELS:
+        if (PRETRAINED_DIR / f"{name}.pt").is_file():
+            return name
+    raise FileNotFoundError(f"no shipped model among {MODELS} in {PRETRAINED_DIR}")
+
+
+def print_row(name: str, parts: dict, routes: float, ms: float, gap: float | None = None) -> None:
+    gap_text = f"{gap:>8.2f}" if gap is not None else f"{'':>8}"
+    values = "".join(
+        f"{parts[k].mean().item():>11.6g}" for k in ("total", "opening", "vehicles", "routing")
+    )
+    print(f"{name:<30}{values}{routes:>8.2f}{ms:>9.1f}{gap_text}")
+
+
+def header() -> None:
+    print(
+        f"{'method':<30}{'objective':>11}{'depots':>11}{'vehicles':>11}{'routing':>11}"
+        f"{'routes':>8}{'ms/inst':>9}{'gap %':>8}"
+    )
 
 
 def main() -> None:
@@ -37,37 +58,66 @@ def main() -> None:
     parser.add_argument("--preset", default="clrp20")
     parser.add_argument("--num-instances", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--model", default=None, help=f"shipped name or path ({MODELS})")
+    parser.add_argument("--prins", default="coord50-5-1", help="Prins instance (file stem)")
+    parser.add_argument("--refine-seconds", type=float, default=2.0)
     parser.add_argument("--out", default="demo_solution.png")
     args = parser.parse_args()
+    torch.manual_seed(args.seed)
 
+    model = args.model or default_model()
+    policy = load_policy(model).eval()
     env = CLRPEnv(generator_params={"preset": args.preset})
     td = generate_dataset(env.generator, args.num_instances, seed=args.seed)
-    print(f"{args.num_instances} {args.preset} instances, seed {args.seed}")
-    print(
-        f"{'policy':<18}{'objective':>10}{'depots':>9}{'vehicles':>10}{'routing':>9}"
-        f"{'routes':>8}{'ms/inst':>9}"
-    )
-    results = {}
-    for name, rollout in (
-        ("random feasible", lambda t: random_rollout(env, t, args.seed)),
-        ("nearest neighbour", lambda t: nearest_neighbor_rollout(env, t)),
-    ):
-        start = time.perf_counter()
-        actions, final = rollout(td.clone())
-        elapsed = (time.perf_counter() - start) / args.num_instances * 1000
-        env.check_solution_validity(final, actions)
-        parts = env.cost_parts(final)
-        results[name] = (actions, final)
+    print(f"{args.num_instances} {args.preset} instances (seed {args.seed}); model {model}")
+    header()
+    start = time.perf_counter()
+    actions, final = nearest_neighbor_rollout(env, td.clone())
+    ms = (time.perf_counter() - start) / args.num_instances * 1000
+    env.check_solution_validity(final, actions)
+    print_row("nearest neighbour", env.cost_parts(final), final["num_routes"].float().mean(), ms)
+    best = None
+    for spec in ("multistart_greedy", "multistart_greedy+aug8"):
+        actions, parts, seconds = solve(policy, env, td, spec)
+        env.check_solution_validity(env.reset(td.clone()), actions)
+        routes = env.rollout_actions(td, actions)["num_routes"].float().mean()
+        print_row(f"DRLHQ {spec}", parts, routes, seconds / args.num_instances * 1000)
+        best = actions
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6))
+    env.render(env.rollout_actions(td, best), best, ax=axes[0])
+    axes[0].set_title(f"{args.preset} instance 0, DRLHQ\n" + axes[0].get_title(), fontsize=9)
+
+    root = os.environ.get("CLRP_BENCHMARKS_DIR", "")
+    path = os.path.join(root, "prins", f"{args.prins}.dat")
+    if root and os.path.isfile(path):
+        inst = read_prodhon(path)
+        bks = prins_bks()[args.prins]
+        prins_td = instances_to_tensordict([inst])
         print(
-            f"{name:<18}{parts['total'].mean():>10.4f}{parts['opening'].mean():>9.4f}"
-            f"{parts['vehicles'].mean():>10.4f}{parts['routing'].mean():>9.4f}"
-            f"{final['num_routes'].float().mean():>8.2f}{elapsed:>9.2f}"
+            f"\nPrins {bks.instance} ({args.prins}.dat): BKS {bks.current}, DRLHQ table {bks.drlhq}"
         )
-    actions, final = results["nearest neighbour"]
-    fig, ax = plt.subplots(figsize=(6, 6))
-    env.render(final, actions, ax=ax)
-    fig.savefig(args.out, dpi=120, bbox_inches="tight")
-    print(f"picture of instance 0 (nearest neighbour) written to {args.out}")
+        header()
+        for spec in ("multistart_greedy", "multistart_greedy+aug8"):
+            actions, parts, seconds = solve(policy, env, prins_td, spec)
+            routes = env.rollout_actions(prins_td, actions)["num_routes"].float().mean()
+            gap = (parts["total"].item() / bks.current - 1) * 100
+            print_row(f"DRLHQ {spec}", parts, routes, seconds * 1000, gap)
+        start = time.perf_counter()
+        refined = env.local_search(prins_td, actions, max_runtime=args.refine_seconds, seed=0)
+        seconds = time.perf_counter() - start
+        final = env.rollout_actions(prins_td, refined)
+        parts = env.cost_parts(final)
+        gap = (parts["total"].item() / bks.current - 1) * 100
+        label = f"+ refinement {args.refine_seconds:g} s"
+        print_row(label, parts, final["num_routes"].float().mean(), seconds * 1000, gap)
+        env.render(final, refined, ax=axes[1])
+    else:
+        axes[1].axis("off")
+        axes[1].text(0.5, 0.5, "set CLRP_BENCHMARKS_DIR for a Prins instance", ha="center")
+        print(f"\n{path} not found (set CLRP_BENCHMARKS_DIR): Prins instance skipped")
+    fig.savefig(args.out, dpi=110, bbox_inches="tight")
+    print(f"\npicture written to {args.out}")
 
 
 if __name__ == "__main__":
