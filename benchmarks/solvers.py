@@ -13,7 +13,8 @@ U[5, 15); demand 10..19, vehicle capacity 70, fixed cost 1), drawn as one data s
 ``generate_dataset(CLRPGenerator(preset), num, seed0)``.
 
 Methods (``--methods``, default all that apply): ``pyvrp`` (the plain one-model PyVRP run),
-``pyvrp+ds`` (one-model run plus the depot-set search, the solver's default) and ``exact``
+``pyvrp+ds`` (the solver's default: a first run on the best-estimated depot set, then the
+depot-set search) and ``exact``
 (HiGHS MIP, only for ``--exact-sizes``).
 
 Examples (2 cores):

@@ -18,7 +18,7 @@ from clrp_rl4co.data import (
     tensordict_to_instances,
 )
 from clrp_rl4co.solvers import solve, solve_pyvrp, solve_td
-from clrp_rl4co.solvers.pyvrp_solver import encode
+from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, encode
 
 
 def random_instance(num_customers: int, seed: int, num_depots: int = 5) -> CLRPInstance:
@@ -176,3 +176,52 @@ def test_prins_instance_near_bks():
     assert res.objective == independent_cost(inst, res.solution)
     bks = prins_bks()["coord20-5-1"].current
     assert bks <= res.objective <= 1.01 * bks
+
+
+def large_instance(seed: int) -> CLRPInstance:
+    """The clrp100 distribution: 20 depots, capacity U[500, 900), opening U[5, 15)."""
+    rng = np.random.default_rng(seed)
+    return CLRPInstance(
+        depot_locs=rng.random((20, 2)),
+        customer_locs=rng.random((100, 2)),
+        depot_capacity=rng.uniform(500, 900, 20),
+        opening_cost=rng.uniform(5, 15, 20),
+        demand=rng.integers(10, 20, 100).astype(float),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name=f"clrp100_{seed}",
+    )
+
+
+def test_set_estimate_ranks_feasible_small_sets():
+    inst = large_instance(4)
+    est = SetEstimate(inst)
+    ranked = est.best_sets()
+    assert ranked and all(math.isfinite(est(s)) for s in ranked)
+    assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
+    best = list(ranked[0])
+    # Enough capacity, and far fewer depots than the 15-16 the one-model run keeps open.
+    assert inst.depot_capacity[best].sum() >= inst.total_demand() and len(best) <= 5
+    small = int(np.argmin(inst.depot_capacity))
+    assert est((small,)) == math.inf  # one depot cannot hold ~1450 units of demand
+    # Exhaustive on few depots: every feasible non-empty subset of 5 depots is ranked.
+    inst5 = random_instance(20, 6)
+    ranked5 = SetEstimate(inst5).best_sets()
+    subsets = [tuple(d for d in range(5) if m >> d & 1) for m in range(1, 32)]
+    need = inst5.total_demand()
+    feasible = [s for s in subsets if inst5.depot_capacity[list(s)].sum() >= need]
+    assert sorted(ranked5) == sorted(feasible)
+
+
+def test_depot_search_on_many_depots_valid_and_deterministic():
+    inst = large_instance(5)
+    a = solve_pyvrp(inst, max_runtime=None, max_iterations=300, seed=1)
+    b = solve_pyvrp(inst, max_runtime=None, max_iterations=300, seed=1)
+    a.solution.check(inst)
+    assert a.solution.to_dict() == b.solution.to_dict()
+    assert a.objective == pytest.approx(independent_cost(inst, a.solution), rel=1e-12)
+    assert len(a.solution.open_depots) <= 6
+    # A warm start is kept when nothing beats it, and the result is never worse.
+    c = solve_pyvrp(inst, max_runtime=None, max_iterations=100, seed=2, initial=a.solution)
+    c.solution.check(inst)
+    assert c.objective <= a.objective + 1e-9

@@ -9,7 +9,8 @@ Modes:
     ``"routes"``: only the routes change; the encoding holds the input's open depots only (a
         depot may still end up unused, which only saves its opening cost).
     ``"full"``: location and routing: the depot-set search of :mod:`.pyvrp_solver` (drop / swap /
-        add a depot) starting from the input, on encodings that hold all candidate depots.
+        add a depot, candidate sets ranked by a cheap cost estimate) warm-started from the
+        input's routes and depot set; the input is kept if nothing beats it.
 """
 
 from __future__ import annotations
