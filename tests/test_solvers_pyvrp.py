@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 import pytest
+from instances import random_instance
 
 from clrp_rl4co.data import (
     CLRPInstance,
@@ -19,21 +20,6 @@ from clrp_rl4co.data import (
 )
 from clrp_rl4co.solvers import solve, solve_pyvrp, solve_td
 from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, encode
-
-
-def random_instance(num_customers: int, seed: int, num_depots: int = 5) -> CLRPInstance:
-    """The clrp10/clrp20 distribution, in plain numpy."""
-    rng = np.random.default_rng(seed)
-    return CLRPInstance(
-        depot_locs=rng.random((num_depots, 2)),
-        customer_locs=rng.random((num_customers, 2)),
-        depot_capacity=rng.uniform(100, 300, num_depots),
-        opening_cost=rng.uniform(1, 5, num_depots),
-        demand=rng.integers(10, 20, num_customers).astype(float),
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-        name=f"clrp{num_customers}_{seed}",
-    )
 
 
 def independent_cost(inst: CLRPInstance, sol: CLRPSolution) -> float:

@@ -1,0 +1,23 @@
+"""Test helper: small random CLRP instances in plain numpy (the clrp10/clrp20 distribution)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clrp_rl4co.data import CLRPInstance
+
+
+def random_instance(num_customers: int, seed: int, num_depots: int = 5) -> CLRPInstance:
+    """Coordinates uniform in the unit square, integer demand 10..19, q = 70, F = 1, depot
+    capacity U[100, 300), opening cost U[1, 5)."""
+    rng = np.random.default_rng(seed)
+    return CLRPInstance(
+        depot_locs=rng.random((num_depots, 2)),
+        customer_locs=rng.random((num_customers, 2)),
+        depot_capacity=rng.uniform(100, 300, num_depots),
+        opening_cost=rng.uniform(1, 5, num_depots),
+        demand=rng.integers(10, 20, num_customers).astype(float),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name=f"clrp{num_customers}_{seed}",
+    )
