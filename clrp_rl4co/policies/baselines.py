@@ -11,65 +11,25 @@ from rl4co.models.common.constructive.autoregressive import (
     AutoregressiveEncoder,
     AutoregressivePolicy,
 )
-from rl4co.models.nn.env_embeddings.dynamic import StaticEmbedding
 from rl4co.models.nn.graph.attnnet import GraphAttentionNetwork
-from rl4co.models.zoo.am.policy import AttentionModelPolicy
 from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
-from .embeddings import CLRPInitEmbedding, LastNodeLoadContext, PrecomputedQueryDecoder
+from .drlhq import DRLHQPolicy
+from .embeddings import CLRPInitEmbedding, LastNodeLoadContext
 from .pretrained import PretrainedMixin
 from .start_scheme import StartSchemeMixin
 
 
-class POMOStarPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
+class POMOStarPolicy(DRLHQPolicy):
     """POMO*: RL4CO's attention model with the CLRP init embedding and a single query
     ``W [h_last, vehicle_load / vehicle_capacity]`` (no query switching, no graph context).
 
-    Args: as :class:`clrp_rl4co.policies.DRLHQPolicy`.
+    Everything else (encoder, decoder, start scheme, arguments) is :class:`DRLHQPolicy`'s.
     """
 
-    def __init__(
-        self,
-        embed_dim: int = 256,
-        num_encoder_layers: int = 6,
-        num_heads: int = 16,
-        feedforward_hidden: int = 512,
-        normalization: str = "instance",
-        tanh_clipping: float = 10.0,
-        **kwargs,
-    ):
-        config = dict(
-            embed_dim=embed_dim,
-            num_encoder_layers=num_encoder_layers,
-            num_heads=num_heads,
-            feedforward_hidden=feedforward_hidden,
-            normalization=normalization,
-            tanh_clipping=tanh_clipping,
-        )
-        super().__init__(
-            embed_dim=embed_dim,
-            num_encoder_layers=num_encoder_layers,
-            num_heads=num_heads,
-            feedforward_hidden=feedforward_hidden,
-            normalization=normalization,
-            env_name="clrp",
-            init_embedding=CLRPInitEmbedding(embed_dim),
-            decoder=PrecomputedQueryDecoder(
-                embed_dim=embed_dim,
-                num_heads=num_heads,
-                env_name="clrp",
-                context_embedding=LastNodeLoadContext(embed_dim),
-                dynamic_embedding=StaticEmbedding(),
-                use_graph_context=False,
-            ),
-            tanh_clipping=tanh_clipping,
-            **kwargs,
-        )
-        self.config = config
-        if not self.decoder.use_graph_context:  # unused: would break DDP's gradient reduction
-            del self.decoder.project_fixed_context
+    context_class = LastNodeLoadContext
 
 
 class MTAEncoder(AutoregressiveEncoder):

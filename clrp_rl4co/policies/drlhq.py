@@ -39,6 +39,9 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
         **kwargs: passed to :class:`AttentionModelPolicy`.
     """
 
+    #: The decoder's query module (one instance per policy, built with ``embed_dim``).
+    context_class = HeterogeneousQueryContext
+
     def __init__(
         self,
         embed_dim: int = 256,
@@ -72,7 +75,7 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
                 embed_dim=embed_dim,
                 num_heads=num_heads,
                 env_name="clrp",
-                context_embedding=HeterogeneousQueryContext(embed_dim),
+                context_embedding=self.context_class(embed_dim),
                 dynamic_embedding=StaticEmbedding(),
                 use_graph_context=False,
             ),
