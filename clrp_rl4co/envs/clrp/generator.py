@@ -206,15 +206,27 @@ def generate_dataset(generator: CLRPGenerator, size: int, seed: int) -> TensorDi
         return generator(size)
 
 
-def save_dataset(td: TensorDict, path: str | Path, seed: int | None = None) -> str:
-    """Save an instance TensorDict to ``.npz`` with its seed and checksum; returns the checksum."""
+def save_dataset(
+    td: TensorDict, path: str | Path, seed: int | None = None, compress: bool = False
+) -> str:
+    """Save an instance TensorDict to ``.npz`` with its seed and checksum; returns the checksum.
+
+    With ``compress=True`` the file is zip-compressed and ``cost_locs`` is left out when it
+    equals ``locs`` in float64 (generated instances); :func:`load_dataset` restores it, and the
+    checksum is the same either way (it covers every key of :data:`INSTANCE_KEYS`).
+    """
     arrays = {k: td[k].detach().cpu().numpy() for k in INSTANCE_KEYS}
     checksum = dataset_checksum(arrays)
     meta = {
         "meta_checksum": np.array(checksum),
         "meta_seed": np.array(-1 if seed is None else int(seed)),
     }
-    np.savez(path, **arrays, **meta)
+    if compress:
+        if np.array_equal(arrays["cost_locs"], arrays["locs"].astype(np.float64)):
+            del arrays["cost_locs"]
+        np.savez_compressed(path, **arrays, **meta)
+    else:
+        np.savez(path, **arrays, **meta)
     return checksum
 
 
@@ -233,11 +245,11 @@ def load_dataset(path: str | Path, verify: bool = True) -> TensorDict:
     ]
     if missing:
         raise ValueError(f"{path}: missing arrays {missing}")
-    if verify and checksum is not None and dataset_checksum(arrays) != checksum:
-        raise ValueError(f"{path}: checksum mismatch (file modified or truncated)")
     batch = arrays["locs"].shape[0]
     arrays.setdefault("cost_locs", arrays["locs"].astype(np.float64))
     arrays.setdefault("rounded_costs", np.zeros(batch, dtype=bool))
+    if verify and checksum is not None and dataset_checksum(arrays) != checksum:
+        raise ValueError(f"{path}: checksum mismatch (file modified or truncated)")
     tensors = {k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()}
     for key in ("vehicle_capacity", "vehicle_fixed_cost"):
         if tensors[key].dim() == 1:

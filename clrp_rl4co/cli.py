@@ -1,0 +1,82 @@
+"""The ``clrp-rl4co`` command: ``clrp-rl4co table <name>`` reproduces one evaluation table.
+
+    clrp-rl4co table clrp20                    # the clrp20 table (results/clrp20/clrp20.md)
+    clrp-rl4co table clrp50 --subset 20 --procs 2
+    clrp-rl4co table cross-size
+    clrp-rl4co table prins                     # needs $CLRP_BENCHMARKS_DIR
+    clrp-rl4co datasets                        # write / verify the published test sets
+
+A rerun with the same ``--out`` resumes: cached per-instance results are read, not recomputed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _models(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        kind, sep, name = pair.partition("=")
+        if not sep or kind not in ("drlhq", "pomo", "mta"):
+            raise SystemExit(f"--model: expected drlhq=NAME, pomo=NAME or mta=NAME, got {pair!r}")
+        out[kind] = name
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .tables.run import TABLES
+
+    parser = argparse.ArgumentParser(
+        prog="clrp-rl4co", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("table", help="run one evaluation table")
+    t.add_argument("table", choices=TABLES)
+    t.add_argument("--out", default="results", help="results folder (default: results)")
+    t.add_argument("--model", action="append", default=[], help="drlhq=NAME|PATH (repeatable)")
+    t.add_argument("--subset", type=int, default=None, help="size of the slow rows' subset")
+    t.add_argument("--max-instances", type=int, default=None, help="cap every row (smoke runs)")
+    t.add_argument("--only", nargs="+", default=None, help="rows whose label contains any")
+    t.add_argument("--procs", type=int, default=1, help="solver / refinement processes")
+    t.add_argument("--threads", type=int, default=None, help="torch threads for the policies")
+    t.add_argument("--device", default="cpu")
+    t.add_argument("--no-progress", action="store_true")
+    d = sub.add_parser("datasets", help="write and verify the published test sets")
+    d.add_argument("--root", default=None, help="folder (default: datasets/ or $CLRP_DATASETS_DIR)")
+    args = parser.parse_args(argv)
+
+    if args.command == "datasets":
+        from .tables.datasets import TEST_SET_SIZES, load_test_set, published_test_set
+
+        for preset in TEST_SET_SIZES:
+            td = load_test_set(preset, args.root)
+            name = published_test_set(preset).filename
+            print(f"{name}: {td.batch_size[0]} instances, checksum ok")
+        return 0
+
+    import torch
+
+    from .tables.run import run_table
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    md = run_table(
+        args.table,
+        out=args.out,
+        models=_models(args.model),
+        subset=args.subset,
+        max_instances=args.max_instances,
+        only=args.only,
+        num_procs=args.procs,
+        device=args.device,
+        progress=not args.no_progress,
+        command="clrp-rl4co " + " ".join(sys.argv[1:] if argv is None else argv),
+    )
+    print(f"written: {md}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Per-instance results of an evaluation table and their resumable on-disk cache (JSON lines)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class InstanceResult:
+    """One method's result on one instance.
+
+    Attributes:
+        method: the method's label in the table (e.g. ``"DRLHQ x8"``).
+        instance: the instance's row in the table's dataset (0-based), or its index in the Prins
+            list.
+        name: the instance's name (e.g. ``"clrp20-17"`` or ``"coord50-5-1"``).
+        cost: objective of the validated solution (opening + F x routes + route lengths, in the
+            instance's units); ``inf`` when the method found no valid solution.
+        seconds: wall-clock seconds per instance (batch wall time / batch size for batched
+            methods).
+        valid: the solution passed :meth:`clrp_rl4co.data.CLRPSolution.check`.
+        optimal: proven optimal (exact solver), else False.
+        bound: proven lower bound (exact solver), else None.
+        actions: the solution as env node indices (depots ``0..D-1``, customers ``D + j``).
+        extra: free-form details (e.g. the exact solver's status).
+    """
+
+    method: str
+    instance: int
+    name: str
+    cost: float
+    seconds: float
+    valid: bool
+    optimal: bool = False
+    bound: float | None = None
+    actions: list[int] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["cost"] = None if math.isinf(self.cost) else self.cost
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> InstanceResult:
+        data = json.loads(line)
+        data["cost"] = math.inf if data["cost"] is None else float(data["cost"])
+        return cls(**data)
+
+
+class ResultCache:
+    """Append-only JSON-lines store of :class:`InstanceResult`, one file per method.
+
+    A table run looks up what is already there and only computes the missing instances, so an
+    interrupted evaluation resumes where it stopped. A truncated last line (interrupted write) is
+    ignored.
+    """
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def path(self, method: str) -> Path:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in method)
+        return self.root / f"{safe}.jsonl"
+
+    def load(self, method: str) -> dict[int, InstanceResult]:
+        """Cached results of ``method`` by instance index."""
+        path = self.path(method)
+        out: dict[int, InstanceResult] = {}
+        if not path.is_file():
+            return out
+        for line in path.read_text().splitlines():
+            try:
+                result = InstanceResult.from_json(line)
+            except (json.JSONDecodeError, TypeError, KeyError):
+                continue  # a line cut by an interruption
+            if result.method == method:
+                out[result.instance] = result
+        return out
+
+    def add(self, results: list[InstanceResult]) -> None:
+        """Append results (flushed at once, so an interruption loses at most the current batch)."""
+        by_method: dict[str, list[InstanceResult]] = {}
+        for r in results:
+            by_method.setdefault(r.method, []).append(r)
+        for method, rows in by_method.items():
+            path = self.path(method)
+            cut = path.is_file() and path.stat().st_size and not path.read_bytes().endswith(b"\n")
+            with path.open("a") as f:
+                f.write(("\n" if cut else "") + "".join(r.to_json() + "\n" for r in rows))
+                f.flush()
+
+    def load_all(self) -> list[InstanceResult]:
+        """Every cached result, all methods."""
+        out: list[InstanceResult] = []
+        for path in sorted(self.root.glob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                try:
+                    out.append(InstanceResult.from_json(line))
+                except (json.JSONDecodeError, TypeError, KeyError):
+                    continue
+        return out

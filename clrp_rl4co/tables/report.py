@@ -1,0 +1,596 @@
+"""Summaries of an evaluation table: per-method rows, Markdown/CSV output and pictures.
+
+An evaluation table (``"clrp20"``: generated instances, ``"prins"``: the 30 benchmark instances,
+...) is a list of :class:`~clrp_rl4co.tables.records.InstanceResult`, one per (method, instance).
+Slow methods may have run on a subset of the instances only, so each row reports its quantities
+twice: over the method's own instances, and over the *common subset* (the instances on which
+every listed method ran), where rows are comparable.
+
+Conventions:
+
+* Costs are in the instance's units (opening + vehicle + routing cost) and must be positive.
+* A record *failed* when the method found no valid solution: ``cost`` is not finite (``inf``)
+  or ``valid`` is False. A failed record counts in ``instances`` and ``seconds``, makes the mean
+  objective ``nan`` and is left out of every gap mean (the row's ``failures`` says how many).
+* ``best_i`` of instance ``i`` is the lowest non-failed cost over *all* methods in the results
+  that ran on ``i`` (also methods not listed as rows), and the gap of a method on ``i`` is
+  ``100 * (cost_i - best_i) / best_i`` (percent). The row's gap is the mean of these per-instance
+  gaps, which is not the gap of the mean cost.
+* 95% confidence intervals are half-widths ``t(0.975, n - 1) * sd / sqrt(n)`` with the sample
+  standard deviation ``sd``; ``nan`` when fewer than two values.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clrp_rl4co.tables.records import InstanceResult
+
+if TYPE_CHECKING:
+    import torch
+    from tensordict import TensorDict
+
+#: Two-sided confidence level of the ``ci95`` fields.
+CONFIDENCE = 0.95
+
+#: Degrees of freedom above which :func:`t_quantile` uses the Cornish-Fisher expansion instead
+#: of inverting the exact distribution function (the expansion's error there is below 1e-10).
+_EXACT_MAX_DOF = 1000
+
+
+# --------------------------------------------------------------------------- Student's t
+def _t_central_probability(theta: float, dof: int) -> float:
+    """``P(|T| < t)`` for Student's t with integer ``dof``, at ``t = sqrt(dof) * tan(theta)``.
+
+    Exact finite series (Abramowitz & Stegun 26.7.3-4); ``theta`` in radians, in [0, pi/2).
+    """
+    sin, cos = math.sin(theta), math.cos(theta)
+    cos2 = cos * cos
+    total, term = 1.0, 1.0
+    if dof % 2 == 1:
+        if dof == 1:
+            return 2.0 / math.pi * theta
+        for k in range(1, (dof - 3) // 2 + 1):  # powers cos^2 .. cos^(dof-3)
+            term *= (2 * k) / (2 * k + 1) * cos2
+            total += term
+        return 2.0 / math.pi * (theta + sin * cos * total)
+    for k in range(1, (dof - 2) // 2 + 1):  # powers cos^2 .. cos^(dof-2)
+        term *= (2 * k - 1) / (2 * k) * cos2
+        total += term
+    return sin * total
+
+
+def _t_quantile_cornish_fisher(p: float, dof: int) -> float:
+    """Cornish-Fisher expansion of the ``p``-quantile of Student's t (A&S 26.7.5), large dof."""
+    x = statistics.NormalDist().inv_cdf(p)
+    x2 = x * x
+    g1 = (x2 + 1) * x / 4
+    g2 = ((5 * x2 + 16) * x2 + 3) * x / 96
+    g3 = (((3 * x2 + 19) * x2 + 17) * x2 - 15) * x / 384
+    g4 = ((((79 * x2 + 776) * x2 + 1482) * x2 - 1920) * x2 - 945) * x / 92160
+    n = float(dof)
+    return x + g1 / n + g2 / n**2 + g3 / n**3 + g4 / n**4
+
+
+def t_quantile(p: float, dof: int) -> float:
+    """The ``p``-quantile of Student's t distribution with ``dof`` degrees of freedom.
+
+    For ``dof <= 1000`` the exact distribution function is inverted by bisection (accurate to
+    about 1e-12); above, the Cornish-Fisher expansion is used. No scipy needed. For example
+    ``t_quantile(0.975, 9)`` is 2.2622 (the 95% two-sided value for 10 samples).
+
+    Args:
+        p: probability, in (0, 1).
+        dof: degrees of freedom, a positive integer.
+    """
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"t_quantile: p must be in (0, 1), got {p}")
+    if dof < 1 or int(dof) != dof:
+        raise ValueError(f"t_quantile: dof must be a positive integer, got {dof}")
+    dof = int(dof)
+    if p < 0.5:
+        return -t_quantile(1.0 - p, dof)
+    if p == 0.5:
+        return 0.0
+    if dof == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if dof > _EXACT_MAX_DOF:
+        return _t_quantile_cornish_fisher(p, dof)
+    target = 2.0 * p - 1.0  # P(|T| < t)
+    lo, hi = 0.0, math.pi / 2
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if _t_central_probability(mid, dof) < target:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(dof) * math.tan(0.5 * (lo + hi))
+
+
+def mean_ci95(values: Iterable[float]) -> tuple[float, float]:
+    """Mean of ``values`` and the half-width of its 95% t confidence interval.
+
+    Returns ``(nan, nan)`` for no values and ``(mean, nan)`` for a single value.
+    """
+    values = list(values)
+    n = len(values)
+    if n == 0:
+        return math.nan, math.nan
+    mean = math.fsum(values) / n
+    if n == 1:
+        return mean, math.nan
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, t_quantile(0.5 + CONFIDENCE / 2, n - 1) * sd / math.sqrt(n)
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+# --------------------------------------------------------------------------- summary rows
+@dataclass
+class MethodSummary:
+    """One method's row of an evaluation table (see the module doc for the conventions).
+
+    Attributes:
+        method: the method's label.
+        instances: number of instances the method ran on.
+        valid: number of its records with a valid solution.
+        failures: number of its failed records (no valid solution, cost ``inf``).
+        objective: mean cost over its instances (instance units); ``nan`` if any failed.
+        ci95: half-width of the 95% confidence interval of ``objective`` (instance units).
+        gap: mean per-instance gap to the best cost over all methods (percent), failures left
+            out.
+        gap_ci95: half-width of the 95% confidence interval of ``gap`` (percentage points).
+        subset_instances: size of the common subset (instances every listed method ran on).
+        subset_failures: number of failed records on the common subset.
+        subset_objective: mean cost on the common subset; ``nan`` if any failed or it is empty.
+        subset_gap: mean per-instance gap on the common subset (percent), failures left out.
+        seconds: mean wall-clock seconds per instance over its instances.
+        optimal: number of its records proven optimal.
+        ref_gap: mean gap to the reference values (percent) over its non-failed instances that
+            have one; ``nan`` without reference values.
+        ref_instances: number of instances that entered ``ref_gap``.
+    """
+
+    method: str
+    instances: int
+    valid: int
+    failures: int
+    objective: float
+    ci95: float
+    gap: float
+    gap_ci95: float
+    subset_instances: int
+    subset_failures: int
+    subset_objective: float
+    subset_gap: float
+    seconds: float
+    optimal: int
+    ref_gap: float = math.nan
+    ref_instances: int = 0
+
+
+def _failed(result: InstanceResult) -> bool:
+    """The record holds no valid solution."""
+    return not result.valid or not math.isfinite(result.cost)
+
+
+def index_results(results: Iterable[InstanceResult]) -> dict[str, dict[int, InstanceResult]]:
+    """Records by method (first-appearance order) and instance.
+
+    Identical repeated records are merged; raises ``ValueError`` naming the method and instance
+    when a method has two different records for one instance.
+    """
+    by_method: dict[str, dict[int, InstanceResult]] = {}
+    for r in results:
+        rows = by_method.setdefault(r.method, {})
+        previous = rows.get(r.instance)
+        if previous is not None and previous != r:
+            raise ValueError(
+                f"method {r.method!r} has two different records for instance {r.instance} "
+                f"({previous.name!r}: cost {previous.cost}, {r.name!r}: cost {r.cost})"
+            )
+        rows[r.instance] = r
+    return by_method
+
+
+def best_costs(by_method: dict[str, dict[int, InstanceResult]]) -> dict[int, float]:
+    """Lowest non-failed cost of each instance over all methods; ``inf`` if all failed."""
+    best: dict[int, float] = {}
+    for rows in by_method.values():
+        for i, r in rows.items():
+            cost = math.inf if _failed(r) else r.cost
+            best[i] = min(best.get(i, math.inf), cost)
+    return best
+
+
+def _gap(cost: float, reference: float, what: str) -> float:
+    """Percent gap of ``cost`` to a positive ``reference``."""
+    if not reference > 0:
+        raise ValueError(f"gap needs a positive reference cost, got {reference} ({what})")
+    return 100.0 * (cost - reference) / reference
+
+
+def summarize(
+    results: list[InstanceResult],
+    methods: list[str] | None = None,
+    reference: dict[int, float] | None = None,
+) -> list[MethodSummary]:
+    """One :class:`MethodSummary` per method of an evaluation table.
+
+    Args:
+        results: every record of the table (all methods, one per method and instance).
+        methods: the rows, in order (default: every method, in first-appearance order). The
+            common subset is taken over these methods; the per-instance best over all methods
+            in ``results``.
+        reference: instance -> reference cost (e.g. best-known values, instance units); fills
+            ``ref_gap``.
+
+    Raises:
+        ValueError: a method has two different records for one instance, a listed method has
+            no record, or a gap reference cost is not positive.
+    """
+    by_method = index_results(results)
+    if methods is None:
+        methods = list(by_method)
+    missing = [m for m in methods if m not in by_method]
+    if missing:
+        raise ValueError(f"no results for method(s) {missing}; present: {list(by_method)}")
+    if len(set(methods)) != len(methods):
+        raise ValueError(f"methods listed twice: {methods}")
+    best = best_costs(by_method)
+    subset: set[int] = set.intersection(*(set(by_method[m]) for m in methods)) if methods else set()
+
+    summaries = []
+    for method in methods:
+        rows = by_method[method]
+        ok = {i: r for i, r in rows.items() if not _failed(r)}
+        gaps = {i: _gap(r.cost, best[i], f"instance {i}") for i, r in ok.items()}
+        failures = len(rows) - len(ok)
+        objective, ci95 = mean_ci95(r.cost for r in rows.values())
+        if failures:
+            objective, ci95 = math.nan, math.nan
+        gap, gap_ci95 = mean_ci95(gaps.values())
+        subset_failures = sum(1 for i in subset if i not in ok)
+        subset_objective = _mean(rows[i].cost for i in subset) if not subset_failures else math.nan
+        ref_gap, ref_instances = math.nan, 0
+        if reference is not None:
+            ref_gaps = [
+                _gap(r.cost, reference[i], f"reference of instance {i}")
+                for i, r in ok.items()
+                if i in reference
+            ]
+            ref_gap, ref_instances = _mean(ref_gaps), len(ref_gaps)
+        summaries.append(
+            MethodSummary(
+                method=method,
+                instances=len(rows),
+                valid=sum(1 for r in rows.values() if r.valid),
+                failures=failures,
+                objective=objective,
+                ci95=ci95,
+                gap=gap,
+                gap_ci95=gap_ci95,
+                subset_instances=len(subset),
+                subset_failures=subset_failures,
+                subset_objective=subset_objective,
+                subset_gap=_mean(gaps[i] for i in subset if i in gaps),
+                seconds=_mean(r.seconds for r in rows.values()),
+                optimal=sum(1 for r in rows.values() if r.optimal),
+                ref_gap=ref_gap,
+                ref_instances=ref_instances,
+            )
+        )
+    return summaries
+
+
+# --------------------------------------------------------------------------- text output
+_MISSING = "n/a"
+
+
+def _format_objective(value: float, scale: float | None = None) -> str:
+    """4 decimals below 1000 (judged on ``scale``, default ``value``), else 1 decimal."""
+    if not math.isfinite(value):
+        return _MISSING
+    scale = value if scale is None else scale
+    return f"{value:.4f}" if abs(scale) < 1000 else f"{value:.1f}"
+
+
+def _format_gap(value: float) -> str:
+    return f"{value:.2f}" if math.isfinite(value) else _MISSING
+
+
+def _format_significant(value: float, digits: int = 3) -> str:
+    """``value`` rounded to ``digits`` significant digits, without an exponent."""
+    if not math.isfinite(value):
+        return _MISSING
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = digits - 1 - magnitude
+    rounded = round(value, decimals)
+    return f"{rounded:.{max(decimals, 0)}f}"
+
+
+def _with_ci(value: str, ci: float, formatted_ci: str) -> str:
+    return value if value == _MISSING or not math.isfinite(ci) else f"{value} ± {formatted_ci}"
+
+
+def _objective_cell(s: MethodSummary) -> str:
+    if s.failures:
+        return f"{_MISSING} ({s.failures} failed)"
+    cell = _format_objective(s.objective)
+    return _with_ci(cell, s.ci95, _format_objective(s.ci95, scale=s.objective))
+
+
+def _subset_objective_cell(s: MethodSummary) -> str:
+    if s.subset_failures:
+        return f"{_MISSING} ({s.subset_failures} failed)"
+    return _format_objective(s.subset_objective)
+
+
+#: Markdown columns: key -> (header, cell of a row). ``{ref}`` is the reference label.
+_COLUMNS: dict[str, tuple[str, Any]] = {
+    "method": ("method", lambda s: s.method.replace("|", "\\|")),
+    "instances": ("n", lambda s: str(s.instances)),
+    "valid": ("valid", lambda s: str(s.valid)),
+    "failures": ("failed", lambda s: str(s.failures)),
+    "objective": ("objective (±95% CI)", _objective_cell),
+    "gap": (
+        "gap % (±95% CI)",
+        lambda s: _with_ci(_format_gap(s.gap), s.gap_ci95, _format_gap(s.gap_ci95)),
+    ),
+    "subset_instances": ("common subset n", lambda s: str(s.subset_instances)),
+    "subset_objective": ("objective on subset", _subset_objective_cell),
+    "subset_gap": ("gap % on subset", lambda s: _format_gap(s.subset_gap)),
+    "seconds": ("time / inst (s)", lambda s: _format_significant(s.seconds)),
+    "optimal": ("optimal", lambda s: str(s.optimal)),
+    "ref_gap": ("gap to {ref} %", lambda s: _format_gap(s.ref_gap)),
+}
+
+#: Default Markdown columns (``failures`` is added when a row has failures, ``ref_gap`` when a
+#: row has a reference gap).
+DEFAULT_COLUMNS = [
+    "method",
+    "instances",
+    "objective",
+    "gap",
+    "subset_instances",
+    "subset_objective",
+    "subset_gap",
+    "seconds",
+    "optimal",
+]
+
+
+def to_markdown(
+    summaries: list[MethodSummary],
+    title: str | None = None,
+    columns: list[str] | None = None,
+    reference_label: str = "BKS",
+) -> str:
+    """A Markdown table of the rows ``summaries`` (from :func:`summarize`).
+
+    Objectives (instance units) get 4 decimals below 1000, else 1; gaps (percent) 2 decimals;
+    times (seconds per instance) 3 significant digits; ``n/a`` marks missing values.
+
+    Args:
+        summaries: the rows, in order.
+        title: a ``###`` heading above the table.
+        columns: column keys among ``method, instances, valid, failures, objective, gap,
+            subset_instances, subset_objective, subset_gap, seconds, optimal, ref_gap``
+            (default :data:`DEFAULT_COLUMNS`, plus ``failures`` and ``ref_gap`` when needed).
+        reference_label: name of the reference values in the ``ref_gap`` header.
+    """
+    if columns is None:
+        columns = list(DEFAULT_COLUMNS)
+        if any(s.failures for s in summaries):
+            columns.insert(columns.index("objective"), "failures")
+        if any(math.isfinite(s.ref_gap) for s in summaries):
+            columns.insert(columns.index("seconds"), "ref_gap")
+    unknown = [c for c in columns if c not in _COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown column(s) {unknown}; known: {list(_COLUMNS)}")
+    headers = [_COLUMNS[c][0].format(ref=reference_label) for c in columns]
+    lines = []
+    if title:
+        lines += [f"### {title}", ""]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join(":---" if c == "method" else "---:" for c in columns) + "|")
+    for s in summaries:
+        lines.append("| " + " | ".join(_COLUMNS[c][1](s) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(summaries: list[MethodSummary], path: str | Path) -> Path:
+    """Write every field of ``summaries`` to a CSV file at full precision; returns the path.
+
+    Floats are written with :func:`repr` (``float()`` reads them back exactly, ``nan``/``inf``
+    included).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = [f.name for f in fields(MethodSummary)]
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(names)
+        for s in summaries:
+            row = asdict(s)
+            writer.writerow([repr(v) if isinstance(v, float) else v for v in row.values()])
+    return path
+
+
+def per_instance_csv(
+    results: list[InstanceResult], path: str | Path, methods: list[str] | None = None
+) -> Path:
+    """Write one row per instance: one cost column per method, the best cost and its method.
+
+    Columns: ``instance, name, <method>..., best, best_method``. A method's cell is blank when
+    it did not run on the instance and ``inf`` when it failed; ``best_method`` lists the tied
+    methods separated by ``;`` (blank, like ``best``, when every method failed). Rows are in
+    instance order; costs are written at full precision (instance units). Returns the path.
+
+    Args:
+        results: every record of the table.
+        path: the CSV file.
+        methods: the cost columns, in order (default: every method, first-appearance order);
+            ``best`` is taken over these methods.
+    """
+    by_method = index_results(results)
+    if methods is None:
+        methods = list(by_method)
+    names: dict[int, str] = {}
+    for m in methods:
+        for i, r in by_method.get(m, {}).items():
+            if not names.get(i):
+                names[i] = r.name
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["instance", "name", *methods, "best", "best_method"])
+        for i in sorted(names):
+            costs: dict[str, float] = {}
+            for m in methods:
+                r = by_method.get(m, {}).get(i)
+                if r is not None:
+                    costs[m] = math.inf if _failed(r) else r.cost
+            best = min(costs.values(), default=math.inf)
+            winners = [m for m, c in costs.items() if c == best and math.isfinite(c)]
+            writer.writerow(
+                [
+                    i,
+                    names[i],
+                    *(repr(costs[m]) if m in costs else "" for m in methods),
+                    repr(best) if math.isfinite(best) else "",
+                    ";".join(winners),
+                ]
+            )
+    return path
+
+
+# --------------------------------------------------------------------------- pictures
+def plot_gaps(
+    tables: dict[str, list[MethodSummary]], path: str | Path, use_subset: bool = True
+) -> Path:
+    """Grouped bar chart (PNG) of the gaps to the best cost, one group per table.
+
+    x: the tables (e.g. ``clrp10 ... clrp100``, labelled with their common-subset size when
+    ``use_subset``); bars: the methods, one colour each (a method missing from a table, or
+    without a gap there, has no bar); y: the mean gap in percent, on the common subset by
+    default, else over each method's own instances with its 95% confidence interval as error
+    bar. Returns the path.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods: list[str] = []
+    for rows in tables.values():
+        for s in rows:
+            if s.method not in methods:
+                methods.append(s.method)
+    width = 0.8 / max(len(methods), 1)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(tables) * max(len(methods), 2) / 2), 4.5))
+    cmap = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
+    for k, method in enumerate(methods):
+        xs, ys, errs = [], [], []
+        for g, rows in enumerate(tables.values()):
+            row = next((s for s in rows if s.method == method), None)
+            if row is None:
+                continue
+            value = row.subset_gap if use_subset else row.gap
+            if not math.isfinite(value):
+                continue
+            xs.append(g - 0.4 + (k + 0.5) * width)
+            ys.append(value)
+            errs.append(0.0 if use_subset or not math.isfinite(row.gap_ci95) else row.gap_ci95)
+        ax.bar(
+            xs,
+            ys,
+            width=width,
+            label=method,
+            color=cmap(k % cmap.N),
+            yerr=None if use_subset else errs,
+            capsize=2,
+        )
+    labels = []
+    for name, rows in tables.items():
+        n = rows[0].subset_instances if rows else 0
+        labels.append(f"{name}\n(n={n})" if use_subset else name)
+    ax.set_xticks(range(len(tables)), labels)
+    ax.set_xlabel("table")
+    ax.set_ylabel("gap to best (%)" + (" on common subset" if use_subset else ", ±95% CI"))
+    ax.set_title("Mean per-instance gap to the best method")
+    ax.axhline(0.0, color="0.3", lw=0.8)
+    ax.grid(axis="y", alpha=0.3)
+    if methods:
+        ax.legend(fontsize=8, ncol=1 + len(methods) // 8, loc="best")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_solution(
+    env: Any,
+    td: TensorDict,
+    actions: torch.Tensor,
+    path: str | Path,
+    title: str | None = None,
+    index: int = 0,
+) -> Path:
+    """Render instance ``index`` of ``td`` with its solution ``actions`` to a PNG.
+
+    Args:
+        env: a :class:`~clrp_rl4co.envs.clrp.env.CLRPEnv`.
+        td: the instances, batch ``[B]`` (or one unbatched instance); reset or not.
+        actions: env node indices ``[B, T]`` (or ``[T]``), depots ``0..D-1``, customers ``D+j``.
+        path: the PNG file.
+        title: a line above the cost breakdown that :func:`~clrp_rl4co.envs.clrp.render.render`
+            writes.
+        index: which instance of the batch.
+
+    Raises:
+        ValueError: the actions are infeasible or do not finish the solution.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import torch
+
+    if td.batch_size == torch.Size([]):
+        td = td.unsqueeze(0)
+        index = 0
+    actions = torch.as_tensor(actions)
+    if actions.dim() == 1:
+        actions = actions.unsqueeze(0)
+        actions_row = actions
+    else:
+        actions_row = actions[index : index + 1]
+    instance = td[index : index + 1]
+    final = env.rollout_actions(instance.clone(), actions_row)
+    fig, ax = plt.subplots(figsize=(6, 6))
+    env.render(final, actions_row, ax=ax)
+    if title:
+        ax.set_title(f"{title}\n{ax.get_title()}", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,278 @@
+"""Run an evaluation table end to end: data, rows (resumable), validation, tables and plots.
+
+Outputs go to ``<out>/<table>/``: ``<table>.md`` (Markdown, with the hardware and the command),
+``<table>.csv`` (all summary fields), ``<part>_per_instance.csv`` (one cost column per row) and
+``cache/`` (the per-instance JSON lines that make a rerun resume). ``<out>/gap_by_size.png`` is
+redrawn from every synthetic table found under ``<out>``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from ..data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
+from .datasets import load_test_set, published_test_set
+from .methods import Method, TableData, run_method
+from .records import InstanceResult, ResultCache
+from .specs import SYNTHETIC, TablePart, cross_size_parts, prins_part, synthetic_part
+
+TABLES = (*SYNTHETIC, "cross-size", "prins")
+
+
+def table_parts(table: str, models: dict[str, str] | None = None) -> list[TablePart]:
+    if table in SYNTHETIC:
+        return [synthetic_part(table, models)]
+    if table == "cross-size":
+        return cross_size_parts(models)
+    if table == "prins":
+        return [prins_part(models)]
+    raise ValueError(f"table: must be one of {TABLES}, got {table!r}")
+
+
+def table_data(part: str, max_instances: int | None = None) -> TableData:
+    """The instances of a table part (a preset's published test set, or the Prins files)."""
+    if part == "prins":
+        files = prins_files()
+        instances = [read_prodhon(f) for f in files]
+        names = [f.stem for f in files]
+        return TableData(instances[:max_instances], names[:max_instances])
+    td = load_test_set(part)
+    if max_instances is not None:
+        td = td[:max_instances]
+    names = [f"{part}-{i}" for i in range(td.batch_size[0])]
+    return TableData(tensordict_to_instances(td, names), names, td)
+
+
+def hardware(device: str, num_procs: int) -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = ""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        gpu = f", GPU {torch.cuda.get_device_name(0)}"
+    return (
+        f"{cpu}, {os.cpu_count()} logical CPUs{gpu}; policy device {device}, "
+        f"{torch.get_num_threads()} torch threads; solver/refinement processes {num_procs}; "
+        f"torch {torch.__version__}, Python {platform.python_version()}"
+    )
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+            timeout=5,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _apply_limits(methods: list[Method], subset: int | None, max_instances: int | None):
+    out = []
+    for m in methods:
+        limit = m.limit
+        if subset is not None and limit is not None:
+            limit = subset
+        if max_instances is not None:
+            limit = min(limit or max_instances, max_instances)
+        out.append(m.with_limit(limit))
+    return out
+
+
+def run_part(
+    part: TablePart,
+    out: Path,
+    subset: int | None = None,
+    max_instances: int | None = None,
+    only: list[str] | None = None,
+    num_procs: int = 1,
+    device: str = "cpu",
+    progress: bool = True,
+) -> tuple[TableData, list[Method], list[InstanceResult]]:
+    """Run every row of ``part`` (cached rows are only read) and return its results."""
+    from ..envs import CLRPEnv
+    from ..models import load_policy
+
+    data = table_data(part.name, max_instances)
+    methods = _apply_limits(part.methods, subset, max_instances)
+    if only:
+        keep = {m.label for m in methods if any(s.lower() in m.label.lower() for s in only)}
+        keep |= {m.base for m in methods if m.label in keep and m.base}  # refine needs its base
+        methods = [m for m in methods if m.label in keep]
+    cache = ResultCache(out / "cache" / part.name)
+    env = CLRPEnv(device=device)
+    policies: dict[str, torch.nn.Module] = {}
+
+    def loader(name: str) -> torch.nn.Module:
+        if name not in policies:
+            policies[name] = load_policy(name).to(device)
+        return policies[name]
+
+    results: list[InstanceResult] = []
+    for method in methods:
+        results += run_method(
+            method, _on_device(data, device), cache, env, loader, num_procs, progress
+        )
+    invalid = [r for r in results if not r.valid]
+    if invalid:
+        print(f"WARNING: {len(invalid)} invalid or missing solutions in {part.name}: "
+              + ", ".join(f"{r.method}/{r.name}" for r in invalid[:5]))  # fmt: skip
+    return data, methods, results
+
+
+def _on_device(data: TableData, device: str) -> TableData:
+    if data.td is None or device == "cpu":
+        return data
+    return TableData(data.instances, data.names, data.td.to(device))
+
+
+def references(part: str, data: TableData) -> dict[str, dict[int, float]]:
+    """Best-known values of the Prins instances by row: ``{"BKS": ..., "BKS (DRLHQ paper)": ...}``
+    (empty for generated instances)."""
+    if part != "prins":
+        return {}
+    bks = prins_bks()
+    return {
+        "BKS": {i: float(bks[n].current) for i, n in enumerate(data.names)},
+        "BKS (DRLHQ paper)": {i: float(bks[n].drlhq) for i, n in enumerate(data.names)},
+    }
+
+
+def write_part(part, data, methods, results, out: Path, header: str):
+    """Markdown section, CSV summary and per-instance CSV of one part; returns the summaries
+    and the Markdown text."""
+    from . import report
+
+    labels = [m.label for m in methods]
+    refs = references(part.name, data)
+    summaries = report.summarize(results, labels, refs.get("BKS"))
+    lines = [f"### {part.name}", ""]
+    if part.models:
+        lines.append("Models: " + ", ".join(f"{k} = `{v}`" for k, v in part.models.items()))
+    limited = [f"{m.label}: first {m.limit}" for m in methods if (m.limit or len(data)) < len(data)]
+    subsets = f" (subsets: {'; '.join(limited)})" if limited else ""
+    lines.append(f"Instances: {len(data)}{subsets}")
+    lines.append("")
+    lines.append(report.to_markdown(summaries))
+    for label, ref in refs.items():
+        if label == "BKS":
+            continue
+        extra = report.summarize(results, labels, ref)
+        lines.append("")
+        lines.append(f"Gap to {label}:")
+        lines.append("")
+        lines.append(report.to_markdown(extra, reference_label=label))
+    report.to_csv(summaries, out / f"{part.name}.csv")
+    report.per_instance_csv(results, out / f"{part.name}_per_instance.csv")
+    return summaries, "\n".join(lines)
+
+
+def run_table(
+    table: str,
+    out: str | Path = "results",
+    models: dict[str, str] | None = None,
+    subset: int | None = None,
+    max_instances: int | None = None,
+    only: list[str] | None = None,
+    num_procs: int = 1,
+    device: str = "cpu",
+    progress: bool = True,
+    command: str | None = None,
+) -> Path:
+    """Run one table (see :data:`TABLES`) and write its outputs; returns the Markdown path."""
+    out_root = Path(out)
+    folder = out_root / table
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = table_parts(table, models)
+    start = time.perf_counter()
+    info = hardware(device, num_procs)
+    print(f"table {table}: {info}")
+    sections, all_summaries = [], {}
+    for part in parts:
+        data, methods, results = run_part(
+            part, folder, subset, max_instances, only, num_procs, device, progress
+        )
+        summaries, text = write_part(part, data, methods, results, folder, info)
+        all_summaries[part.name] = summaries
+        sections.append(text)
+        print(text + "\n")
+        if part.name == "prins":
+            _prins_picture(data, results, methods, folder)
+    header = [
+        f"# Table {table}",
+        "",
+        f"- command: `{command or ' '.join(sys.argv)}`",
+        f"- commit: {_git_commit()}, {time.strftime('%Y-%m-%d %H:%M %Z')}",
+        f"- hardware: {info}",
+        f"- this run's wall time: {time.perf_counter() - start:.0f} s (cached rows are only read)",
+        "- objective: mean over the row's instances with the 95% confidence interval; gap: per",
+        "  instance to the best row on that instance, then averaged; the subset columns compare",
+        "  every row on the instances they all ran on; time: batch wall time / batch size.",
+    ]
+    if table in SYNTHETIC or table == "cross-size":
+        seed = published_test_set(parts[0].name).seed
+        header.append(f"- data: published test sets (`datasets/`, seed {seed})")
+    md = folder / f"{table}.md"
+    md.write_text("\n".join(header) + "\n\n" + "\n\n".join(sections) + "\n")
+    if table in SYNTHETIC:
+        _gap_plot(out_root)
+    return md
+
+
+def _gap_plot(out_root: Path) -> None:
+    """Redraw ``gap_by_size.png`` from every synthetic table's cache under ``out_root``."""
+    from . import report
+
+    tables = {}
+    for preset in SYNTHETIC:
+        cache_dir = out_root / preset / "cache" / preset
+        if not cache_dir.is_dir():
+            continue
+        results = ResultCache(cache_dir).load_all()
+        if results:
+            order = [m.label for m in synthetic_part(preset).methods]
+            seen = {r.method for r in results}
+            labels = [m for m in order if m in seen] + sorted(seen - set(order))
+            tables[preset] = report.summarize(results, labels)
+    if tables:
+        report.plot_gaps(tables, out_root / "gap_by_size.png")
+
+
+def _prins_picture(data: TableData, results, methods: list[Method], folder: Path) -> None:
+    """Picture of the last row's solution of one Prins instance (coord50-5-1 if present)."""
+    from ..data import instances_to_tensordict
+    from ..envs import CLRPEnv
+    from . import report
+
+    if not results:
+        return
+    label = methods[-1].label
+    rows = {r.instance: r for r in results if r.method == label and r.valid}
+    if not rows:
+        return
+    index = data.names.index("coord50-5-1") if "coord50-5-1" in data.names else min(rows)
+    if index not in rows:
+        index = min(rows)
+    td = instances_to_tensordict([data.instances[index]])
+    actions = torch.as_tensor([rows[index].actions])
+    env = CLRPEnv()
+    final = env.rollout_actions(td, actions)
+    report.plot_solution(
+        env, final, actions, folder / "prins_solution.png", f"{data.names[index]}: {label}"
+    )

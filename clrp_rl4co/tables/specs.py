@@ -1,0 +1,159 @@
+"""Which rows each evaluation table has (the structure of the DRLHQ paper's tables).
+
+``synthetic``: one table per preset (clrp10/20/50/100) on the published 1,000-instance test set:
+the exact solver (clrp10/20), PyVRP at two time budgets, POMO* and MTA* (x8), DRLHQ with greedy,
+multistart greedy, x8 augmentation and SGBS, and DRLHQ x8 followed by refinement with the same
+total time per instance as the lower PyVRP budget. Slow rows run on a labelled subset (the first
+``limit`` instances). ``cross-size``: the largest DRLHQ model on 100 instances of each of
+clrp200 ... clrp500. ``prins``: the 30 Prins instances, gaps to both best-known columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..pretrained import available
+from .methods import Method
+
+#: PyVRP time budgets (seconds per instance) of the synthetic tables: (short, long).
+PYVRP_BUDGETS: dict[str, tuple[float, float]] = {
+    "clrp10": (0.5, 2.0),
+    "clrp20": (1.0, 4.0),
+    "clrp50": (5.0, 10.0),
+    "clrp100": (10.0, 20.0),
+    "clrp200": (20.0, 40.0),
+    "clrp300": (30.0, 60.0),
+    "clrp400": (40.0, 80.0),
+    "clrp500": (50.0, 100.0),
+}
+
+#: Exact solver time limit per instance (seconds).
+EXACT_SECONDS = 60.0
+
+#: Size of the labelled subset of the slow rows.
+SUBSET = 100
+
+SYNTHETIC = ("clrp10", "clrp20", "clrp50", "clrp100")
+CROSS_SIZE = ("clrp200", "clrp300", "clrp400", "clrp500")
+
+
+def _size(preset: str) -> int:
+    return int(preset.removeprefix("clrp"))
+
+
+def shipped_model(kind: str, preset: str) -> str | None:
+    """The shipped ``<kind>_clrp<N>*`` model trained on the largest size not above ``preset``
+    (else the smallest one above it); None when none is shipped."""
+    names = [n for n in available() if n.startswith(f"{kind}_clrp")]
+    if not names:
+        return None
+
+    def size(name: str) -> int:
+        return int(name.split("_")[1].removeprefix("clrp"))
+
+    target = _size(preset)
+    below = [n for n in names if size(n) <= target]
+    if below:
+        best = max(size(n) for n in below)
+        # prefer the plain name (e.g. drlhq_clrp20) over variants (drlhq_clrp20_...)
+        return min((n for n in below if size(n) == best), key=len)
+    return min(names, key=lambda n: (size(n), len(n)))
+
+
+@dataclass
+class TablePart:
+    """One dataset and its rows (a synthetic table has one part, cross-size has four)."""
+
+    name: str  # e.g. "clrp20" or "prins"
+    methods: list[Method]
+    models: dict[str, str] = field(default_factory=dict)  # kind -> model used
+
+
+def _model_label(kind: str, model: str, preset: str) -> str:
+    """``DRLHQ`` or ``DRLHQ[clrp20 model]`` when the model was trained on another size."""
+    title = {"drlhq": "DRLHQ", "pomo": "POMO*", "mta": "MTA*"}[kind]
+    trained = model.split("_")[1] if model.count("_") >= 1 else ""
+    return title if trained == preset else f"{title}[{trained or model} model]"
+
+
+def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> TablePart:
+    """Rows of the synthetic table of ``preset``; ``models`` maps ``drlhq``/``pomo``/``mta`` to a
+    model name or path (default: the shipped model closest in size; rows without one are left
+    out)."""
+    given = models or {}
+    models = {k: given.get(k) or shipped_model(k, preset) for k in ("drlhq", "pomo", "mta")}
+    short, long = PYVRP_BUDGETS[preset]
+    slow = SUBSET
+    sgbs_limit = None if _size(preset) <= 20 else SUBSET
+    batch = 100 if _size(preset) <= 50 else 20
+    rows: list[Method] = []
+    if _size(preset) <= 20:
+        rows.append(Method(f"Exact (HiGHS {EXACT_SECONDS:g}s)", "exact", seconds=EXACT_SECONDS,
+                           limit=slow))  # fmt: skip
+    rows += [
+        Method(f"PyVRP {short:g}s", "pyvrp", seconds=short, limit=slow),
+        Method(f"PyVRP {long:g}s", "pyvrp", seconds=long, limit=slow),
+    ]
+    for kind in ("pomo", "mta"):
+        if models[kind]:
+            label = _model_label(kind, models[kind], preset)
+            rows.append(Method(f"{label} x8", "policy", model=models[kind],
+                               decode="multistart_greedy+aug8", batch_size=batch))  # fmt: skip
+    if models["drlhq"]:
+        m = models["drlhq"]
+        label = _model_label("drlhq", m, preset)
+        rows += [
+            Method(f"{label} greedy", "policy", model=m, decode="greedy", batch_size=batch),
+            Method(f"{label} ms-greedy", "policy", model=m, decode="multistart_greedy",
+                   batch_size=batch),
+            Method(f"{label} x8", "policy", model=m, decode="multistart_greedy+aug8",
+                   batch_size=batch),
+            Method(f"{label} SGBS(4,4) x8", "policy", model=m, decode="sgbs:4x4+aug8",
+                   limit=sgbs_limit, batch_size=max(1, batch // 4)),
+            Method(f"{label} x8 + refine ({short:g}s total)", "refine", seconds=short,
+                   base=f"{label} x8", limit=slow),
+        ]  # fmt: skip
+    return TablePart(preset, rows, {k: v for k, v in models.items() if v})
+
+
+def cross_size_parts(models: dict[str, str | None] | None = None) -> list[TablePart]:
+    """DRLHQ (the largest shipped model) on clrp200 ... clrp500, with PyVRP as reference on a
+    small subset."""
+    parts = []
+    for preset in CROSS_SIZE:
+        model = (models or {}).get("drlhq") or shipped_model("drlhq", "clrp100")
+        short, _ = PYVRP_BUDGETS[preset]
+        rows = [Method(f"PyVRP {short:g}s", "pyvrp", seconds=short, limit=10)]
+        if model:
+            label = _model_label("drlhq", model, preset)
+            rows += [
+                Method(f"{label} ms-greedy", "policy", model=model, decode="multistart_greedy",
+                       batch_size=4),
+                Method(f"{label} x8", "policy", model=model, decode="multistart_greedy+aug8",
+                       batch_size=1, limit=20),
+                Method(f"{label} x8 + refine ({short:g}s total)", "refine", seconds=short,
+                       base=f"{label} x8", limit=10),
+            ]  # fmt: skip
+        parts.append(TablePart(preset, rows, {"drlhq": model} if model else {}))
+    return parts
+
+
+#: Total seconds per Prins instance of DRLHQ + refinement (the issue's 10 s budget).
+PRINS_SECONDS = 10.0
+
+
+def prins_part(models: dict[str, str | None] | None = None) -> TablePart:
+    """DRLHQ (the clrp20-or-larger model) alone and refined within 10 s, next to PyVRP 10 s."""
+    model = (models or {}).get("drlhq") or shipped_model("drlhq", "clrp100")
+    rows = [Method(f"PyVRP {PRINS_SECONDS:g}s", "pyvrp", seconds=PRINS_SECONDS)]
+    if model:
+        trained = model.split("_")[1] if "_" in model else model
+        label = f"DRLHQ[{trained} model]"
+        rows += [
+            Method(f"{label} ms-greedy", "policy", model=model, decode="multistart_greedy"),
+            Method(f"{label} x8", "policy", model=model, decode="multistart_greedy+rot8"),
+            Method(f"{label} SGBS(4,4) x8", "policy", model=model, decode="sgbs:4x4+rot8"),
+            Method(f"{label} x8 + refine ({PRINS_SECONDS:g}s total)", "refine",
+                   seconds=PRINS_SECONDS, base=f"{label} x8"),
+        ]  # fmt: skip
+    return TablePart("prins", rows, {"drlhq": model} if model else {})

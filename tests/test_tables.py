@@ -1,0 +1,160 @@
+"""The evaluation tables: published test sets, per-instance cache, rows, resume, outputs."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from clrp_rl4co.data import tensordict_to_instances
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset, load_dataset, save_dataset
+from clrp_rl4co.models import build_policy
+from clrp_rl4co.tables import InstanceResult, Method, ResultCache, TableData, run_method
+from clrp_rl4co.tables.datasets import (
+    TEST_SET_CHECKSUMS,
+    TEST_SET_SIZES,
+    instances_checksum,
+    load_test_set,
+    published_test_set,
+)
+from clrp_rl4co.tables.methods import validated
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("preset", list(TEST_SET_SIZES))
+def test_published_test_sets_match_seed_and_checksum(preset):
+    spec = published_test_set(preset)
+    path = REPO / "datasets" / spec.filename
+    assert path.is_file(), f"{path} is not published"
+    published = load_dataset(path)
+    regenerated = generate_dataset(CLRPGenerator(preset=preset), spec.size, spec.seed)
+    assert published.batch_size[0] == TEST_SET_SIZES[preset]
+    assert instances_checksum(published) == TEST_SET_CHECKSUMS[preset]
+    assert instances_checksum(regenerated) == TEST_SET_CHECKSUMS[preset]
+    assert torch.equal(published["cost_locs"], regenerated["cost_locs"])
+
+
+def test_missing_test_set_is_regenerated_and_tampering_is_caught(tmp_path):
+    td = load_test_set("clrp10", root=tmp_path)
+    assert (tmp_path / published_test_set("clrp10").filename).is_file()
+    assert instances_checksum(td) == TEST_SET_CHECKSUMS["clrp10"]
+    # a file with a valid checksum of its own but other instances is rejected
+    other = generate_dataset(CLRPGenerator(preset="clrp10"), 1000, seed=1)
+    save_dataset(other, tmp_path / published_test_set("clrp10").filename, seed=1)
+    with pytest.raises(ValueError, match="differs from the published"):
+        load_test_set("clrp10", root=tmp_path)
+
+
+def test_compressed_dataset_round_trip_keeps_checksum(tmp_path):
+    td = generate_dataset(CLRPGenerator(preset="clrp20"), 5, seed=3)
+    plain = save_dataset(td, tmp_path / "plain.npz", seed=3)
+    small = save_dataset(td, tmp_path / "small.npz", seed=3, compress=True)
+    assert plain == small
+    with np.load(tmp_path / "small.npz") as f:
+        assert "cost_locs" not in f.files
+    back = load_dataset(tmp_path / "small.npz")
+    assert torch.equal(back["cost_locs"], td["cost_locs"])
+    assert back["cost_locs"].dtype == torch.float64
+
+
+def test_cache_round_trip_and_truncated_line(tmp_path):
+    cache = ResultCache(tmp_path)
+    rows = [
+        InstanceResult("A x8", 0, "i0", 12.5, 0.1, True, actions=[0, 5, 0]),
+        InstanceResult("A x8", 1, "i1", math.inf, 0.2, False),
+    ]
+    cache.add(rows)
+    with cache.path("A x8").open("a") as f:
+        f.write('{"method": "A x8", "instance": 2, "na')  # interrupted write
+    loaded = cache.load("A x8")
+    assert sorted(loaded) == [0, 1]
+    assert loaded[0] == rows[0] and math.isinf(loaded[1].cost)
+    cache.add([InstanceResult("A x8", 2, "i2", 3.0, 0.1, True)])  # after the cut line
+    assert sorted(cache.load("A x8")) == [0, 1, 2]
+
+
+def _data(preset="clrp10", n=4, seed=5):
+    td = generate_dataset(CLRPGenerator(preset=preset), n, seed=seed)
+    names = [f"{preset}-{i}" for i in range(n)]
+    return TableData(tensordict_to_instances(td, names), names, td)
+
+
+def test_validated_rejects_an_invalid_solution():
+    data = _data()
+    num_depots = data.instances[0].num_depots
+    bad = validated("m", 0, data, [0, num_depots, 0], 0.1)  # one customer only
+    assert not bad.valid and math.isinf(bad.cost) and "error" in bad.extra
+
+
+@pytest.fixture(scope="module")
+def tiny_policy():
+    torch.manual_seed(0)
+    return build_policy("drlhq", embed_dim=16, num_encoder_layers=1, num_heads=2).eval()
+
+
+def test_rows_are_valid_cached_and_resumed(tmp_path, tiny_policy):
+    data = _data()
+    cache = ResultCache(tmp_path)
+    loads = []
+
+    def loader(name):
+        loads.append(name)
+        return tiny_policy
+
+    policy_row = Method("tiny ms", "policy", model="tiny", decode="multistart_greedy",
+                        batch_size=3)  # fmt: skip
+    pyvrp_row = Method("PyVRP", "pyvrp", seconds=0.2, limit=2)
+    refine_row = Method("tiny ms + refine", "refine", seconds=0.5, base="tiny ms", limit=2)
+    first = run_method(policy_row, data, cache, policy_loader=loader, progress=False)
+    assert [r.instance for r in first] == [0, 1, 2, 3] and all(r.valid for r in first)
+    for r in first:  # the numpy checker and the env agree on the objective
+        assert r.cost == pytest.approx(r.extra["env_cost"], rel=1e-9)
+        assert r.seconds > 0
+    solver = run_method(pyvrp_row, data, cache, progress=False)
+    assert [r.instance for r in solver] == [0, 1] and all(r.valid for r in solver)
+    refined = run_method(refine_row, data, cache, progress=False)
+    for r, base in zip(refined, first):
+        assert r.valid and r.cost <= base.cost + 1e-9
+        assert r.seconds >= base.seconds
+    # a rerun reads the cache: nothing is recomputed, the policy is not even loaded
+    again = run_method(policy_row, data, cache, policy_loader=loader, progress=False)
+    assert again == first and loads == ["tiny"]
+    # an interruption after two instances: only the missing ones are computed
+    lines = cache.path("tiny ms").read_text().splitlines()
+    cache.path("tiny ms").write_text("\n".join(lines[:2]) + "\n")
+    resumed = run_method(policy_row, data, cache, policy_loader=loader, progress=False)
+    assert [r.instance for r in resumed] == [0, 1, 2, 3] and loads == ["tiny", "tiny"]
+    assert [r.cost for r in resumed] == pytest.approx([r.cost for r in first])
+
+
+def test_refine_row_needs_its_base(tmp_path):
+    data = _data()
+    row = Method("x + refine", "refine", seconds=0.5, base="x", limit=1)
+    with pytest.raises(RuntimeError, match="run it first"):
+        run_method(row, data, ResultCache(tmp_path), progress=False)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(kind="nope"), "kind"),
+        (dict(kind="pyvrp"), "seconds"),
+        (dict(kind="refine", seconds=1.0), "base"),
+        (dict(kind="policy"), "model and decode"),
+        (dict(kind="pyvrp", seconds=1.0, limit=0), "limit"),
+    ],
+)
+def test_bad_rows_are_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Method("row", **kwargs)
+
+
+def test_exact_row_reports_optimality(tmp_path):
+    data = _data(n=1, seed=11)
+    (row,) = run_method(Method("Exact", "exact", seconds=30.0), data, ResultCache(tmp_path),
+                        progress=False)  # fmt: skip
+    assert row.valid and row.extra["status"]
+    if row.optimal:
+        assert row.bound == pytest.approx(row.cost, rel=1e-6)
