@@ -25,6 +25,16 @@ def _models(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def _limits(pairs: list[str]) -> dict[str, int]:
+    out = {}
+    for pair in pairs:
+        text, sep, count = pair.rpartition("=")
+        if not sep or not text or not count.isdigit() or int(count) < 1:
+            raise SystemExit(f"--limit: expected TEXT=N with N >= 1, got {pair!r}")
+        out[text] = int(count)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from .tables.run import TABLES
 
@@ -37,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--out", default="results", help="results folder (default: results)")
     t.add_argument("--model", action="append", default=[], help="drlhq=NAME|PATH (repeatable)")
     t.add_argument("--subset", type=int, default=None, help="size of the slow rows' subset")
+    t.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        help="LABEL=N: the row LABEL (else rows containing it) on the first N instances",
+    )
     t.add_argument("--max-instances", type=int, default=None, help="cap every row (smoke runs)")
     t.add_argument("--only", nargs="+", default=None, help="rows whose label contains any")
     t.add_argument("--procs", type=int, default=1, help="solver / refinement processes")
@@ -67,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         out=args.out,
         models=_models(args.model),
         subset=args.subset,
+        limits=_limits(args.limit),
         max_instances=args.max_instances,
         only=args.only,
         num_procs=args.procs,

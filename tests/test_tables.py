@@ -158,3 +158,32 @@ def test_exact_row_reports_optimality(tmp_path):
     assert row.valid and row.extra["status"]
     if row.optimal:
         assert row.bound == pytest.approx(row.cost, rel=1e-6)
+
+
+def test_table_command_writes_tables_and_plot(tmp_path):
+    from clrp_rl4co.cli import main
+
+    argv = ["table", "clrp10", "--out", str(tmp_path), "--max-instances", "3", "--no-progress"]
+    assert main([*argv, "--only", "ms-greedy", "PyVRP 0.5"]) == 0
+    folder = tmp_path / "clrp10"
+    md = (folder / "clrp10.md").read_text()
+    assert "| DRLHQ ms-greedy | 3 |" in md and "| PyVRP 0.5s | 3 |" in md
+    assert "hardware:" in md and "seed 777000" in md and "Exact" not in md
+    rows = (folder / "clrp10_per_instance.csv").read_text().splitlines()
+    assert len(rows) == 1 + 3
+    assert (tmp_path / "gap_by_size.png").stat().st_size > 1000
+    # a rerun with one more row only computes that row
+    before = (folder / "cache" / "clrp10" / "DRLHQ_ms-greedy.jsonl").read_text()
+    assert main([*argv, "--only", "DRLHQ greedy", "ms-greedy", "--limit", "DRLHQ greedy=2"]) == 0
+    assert (folder / "cache" / "clrp10" / "DRLHQ_ms-greedy.jsonl").read_text() == before
+    md = (folder / "clrp10.md").read_text()
+    assert "| DRLHQ greedy | 2 |" in md and "| DRLHQ ms-greedy | 3 |" in md
+
+
+def test_prins_table_reports_both_best_known_columns(tmp_path, benchmarks_root):
+    from clrp_rl4co.tables.run import run_table
+
+    md = run_table("prins", out=tmp_path, max_instances=1, only=["ms-greedy"], progress=False)
+    text = md.read_text()
+    assert "gap to BKS %" in text and "BKS (DRLHQ paper)" in text
+    assert (tmp_path / "prins" / "prins_solution.png").stat().st_size > 1000

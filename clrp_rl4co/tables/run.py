@@ -83,12 +83,25 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _apply_limits(methods: list[Method], subset: int | None, max_instances: int | None):
+def _apply_limits(
+    methods: list[Method],
+    subset: int | None,
+    max_instances: int | None,
+    limits: dict[str, int] | None = None,
+) -> list[Method]:
+    """Row limits after ``--subset`` (every limited row), ``--limit TEXT=N`` (the row labelled
+    TEXT, else every row whose label contains TEXT; case-insensitive) and ``--max-instances`` (a
+    cap on every row)."""
     out = []
     for m in methods:
         limit = m.limit
         if subset is not None and limit is not None:
             limit = subset
+        for text, count in (limits or {}).items():
+            exact = any(text.lower() == other.label.lower() for other in methods)
+            label = m.label.lower()
+            if (exact and text.lower() == label) or (not exact and text.lower() in label):
+                limit = count
         if max_instances is not None:
             limit = min(limit or max_instances, max_instances)
         out.append(m.with_limit(limit))
@@ -104,13 +117,14 @@ def run_part(
     num_procs: int = 1,
     device: str = "cpu",
     progress: bool = True,
+    limits: dict[str, int] | None = None,
 ) -> tuple[TableData, list[Method], list[InstanceResult]]:
     """Run every row of ``part`` (cached rows are only read) and return its results."""
     from ..envs import CLRPEnv
     from ..models import load_policy
 
     data = table_data(part.name, max_instances)
-    methods = _apply_limits(part.methods, subset, max_instances)
+    methods = _apply_limits(part.methods, subset, max_instances, limits)
     if only:
         keep = {m.label for m in methods if any(s.lower() in m.label.lower() for s in only)}
         keep |= {m.base for m in methods if m.label in keep and m.base}  # refine needs its base
@@ -194,6 +208,7 @@ def run_table(
     device: str = "cpu",
     progress: bool = True,
     command: str | None = None,
+    limits: dict[str, int] | None = None,
 ) -> Path:
     """Run one table (see :data:`TABLES`) and write its outputs; returns the Markdown path."""
     out_root = Path(out)
@@ -206,7 +221,7 @@ def run_table(
     sections, all_summaries = [], {}
     for part in parts:
         data, methods, results = run_part(
-            part, folder, subset, max_instances, only, num_procs, device, progress
+            part, folder, subset, max_instances, only, num_procs, device, progress, limits
         )
         summaries, text = write_part(part, data, methods, results, folder, info)
         all_summaries[part.name] = summaries
