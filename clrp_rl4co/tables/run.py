@@ -178,10 +178,14 @@ def write_part(part, data, methods, results, out: Path, header: str):
     summaries = report.summarize(results, labels, refs.get("BKS"))
     lines = [f"### {part.name}", ""]
     if part.models:
-        lines.append("Models: " + ", ".join(f"{k} = `{v}`" for k, v in part.models.items()))
+        lines.append("- models: " + ", ".join(f"{k} = `{v}`" for k, v in part.models.items()))
     limited = [f"{m.label}: first {m.limit}" for m in methods if (m.limit or len(data)) < len(data)]
     subsets = f" (subsets: {'; '.join(limited)})" if limited else ""
-    lines.append(f"Instances: {len(data)}{subsets}")
+    lines.append(f"- instances: {len(data)}{subsets}")
+    batches = [f"{m.label}: {m.batch_size}" for m in methods if m.kind == "policy"]
+    if batches:
+        one = "1 (instances of different sizes)" if data.td is None else None
+        lines.append("- policy batch sizes: " + (one or "; ".join(batches)))
     lines.append("")
     lines.append(report.to_markdown(summaries))
     for label, ref in refs.items():
