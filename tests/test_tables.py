@@ -187,3 +187,19 @@ def test_prins_table_reports_both_best_known_columns(tmp_path, benchmarks_root):
     text = md.read_text()
     assert "gap to BKS %" in text and "BKS (DRLHQ paper)" in text
     assert (tmp_path / "prins" / "prins_solution.png").stat().st_size > 1000
+
+
+def test_untrained_baseline_has_the_shipped_architecture_and_fresh_weights():
+    from clrp_rl4co.models import load_policy
+    from clrp_rl4co.tables.run import _load
+
+    trained = load_policy("drlhq_clrp10_cpu20min")
+    first, second = (
+        _load("untrained:drlhq_clrp10_cpu20min"),
+        _load("untrained:drlhq_clrp10_cpu20min"),
+    )
+    assert type(first) is type(trained) and first.config == trained.config
+    pairs = list(zip(first.state_dict().values(), trained.state_dict().values()))
+    assert not all(torch.equal(a, b) for a, b in pairs)
+    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(),
+                                                 second.state_dict().values()))  # fmt: skip

@@ -21,7 +21,7 @@ from ..data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
 from .datasets import load_test_set, published_test_set
 from .methods import Method, TableData, run_method
 from .records import InstanceResult, ResultCache
-from .specs import SYNTHETIC, TablePart, cross_size_parts, prins_part, synthetic_part
+from .specs import SYNTHETIC, UNTRAINED, TablePart, cross_size_parts, prins_part, synthetic_part
 
 TABLES = (*SYNTHETIC, "cross-size", "prins")
 
@@ -121,7 +121,6 @@ def run_part(
 ) -> tuple[TableData, list[Method], list[InstanceResult]]:
     """Run every row of ``part`` (cached rows are only read) and return its results."""
     from ..envs import CLRPEnv
-    from ..models import load_policy
 
     data = table_data(part.name, max_instances)
     methods = _apply_limits(part.methods, subset, max_instances, limits)
@@ -135,7 +134,7 @@ def run_part(
 
     def loader(name: str) -> torch.nn.Module:
         if name not in policies:
-            policies[name] = load_policy(name).to(device)
+            policies[name] = _load(name).to(device)
         return policies[name]
 
     results: list[InstanceResult] = []
@@ -148,6 +147,21 @@ def run_part(
         print(f"WARNING: {len(invalid)} invalid or missing solutions in {part.name}: "
               + ", ".join(f"{r.method}/{r.name}" for r in invalid[:5]))  # fmt: skip
     return data, methods, results
+
+
+def _load(name: str) -> torch.nn.Module:
+    """A policy by name; ``untrained:<name>`` is the named model's architecture freshly
+    initialised with seed 0 (the untrained baseline)."""
+    from ..models import build_policy, load_policy
+    from ..models.build import POLICIES
+
+    if not name.startswith(UNTRAINED):
+        return load_policy(name)
+    trained = load_policy(name.removeprefix(UNTRAINED))
+    kind = {cls.__name__: key for key, cls in POLICIES.items()}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return build_policy(kind[type(trained).__name__], **trained.config)
 
 
 def _on_device(data: TableData, device: str) -> TableData:

@@ -33,6 +33,9 @@ EXACT_SECONDS = 60.0
 #: Size of the labelled subset of the slow rows.
 SUBSET = 100
 
+#: Model-name prefix of a freshly initialised policy (seed 0) with the named model's config.
+UNTRAINED = "untrained:"
+
 SYNTHETIC = ("clrp10", "clrp20", "clrp50", "clrp100")
 CROSS_SIZE = ("clrp200", "clrp300", "clrp400", "clrp500")
 
@@ -102,6 +105,9 @@ def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> 
     if models["drlhq"]:
         m = models["drlhq"]
         label = _model_label("drlhq", m, preset)
+        if not label.endswith("model]"):  # the trained-vs-untrained check on its own size
+            rows.append(Method(f"{label} untrained x8", "policy", model=f"{UNTRAINED}{m}",
+                               decode="multistart_greedy+aug8", batch_size=batch))  # fmt: skip
         rows += [
             Method(f"{label} greedy", "policy", model=m, decode="greedy", batch_size=batch),
             Method(f"{label} ms-greedy", "policy", model=m, decode="multistart_greedy",
