@@ -172,6 +172,8 @@ def test_table_command_writes_tables_and_plot(tmp_path):
     rows = (folder / "clrp10_per_instance.csv").read_text().splitlines()
     assert len(rows) == 1 + 3
     assert (tmp_path / "gap_by_size.png").stat().st_size > 1000
+    headline = (tmp_path / "headline.md").read_text().splitlines()
+    assert headline[2].startswith("| clrp10 | 3 |") and "x8 8.6480" in headline[2]
     # a rerun with one more row only computes that row
     before = (folder / "cache" / "clrp10" / "DRLHQ_ms-greedy.jsonl").read_text()
     assert main([*argv, "--only", "DRLHQ greedy", "ms-greedy", "--limit", "DRLHQ greedy=2"]) == 0
@@ -203,3 +205,23 @@ def test_untrained_baseline_has_the_shipped_architecture_and_fresh_weights():
     assert not all(torch.equal(a, b) for a, b in pairs)
     assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(),
                                                  second.state_dict().values()))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "label, column",
+    [
+        ("Exact (HiGHS 60s)", "Exact"),
+        ("PyVRP 5s", "PyVRP"),
+        ("POMO* x8", "POMO* x8"),
+        ("MTA*[clrp20 model] x8", "MTA* x8"),
+        ("DRLHQ[clrp20 model] x8", "DRLHQ x8"),
+        ("DRLHQ SGBS(4,4) x8", "DRLHQ SGBS"),
+        ("DRLHQ x8 + refine (5s total)", "DRLHQ x8 + refine"),
+        ("DRLHQ untrained x8", None),
+        ("DRLHQ ms-greedy", None),
+    ],
+)
+def test_headline_columns(label, column):
+    from clrp_rl4co.tables.headline import family
+
+    assert family(label) == column

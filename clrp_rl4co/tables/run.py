@@ -264,7 +264,10 @@ def run_table(
     md = folder / f"{table}.md"
     md.write_text("\n".join(header) + "\n\n" + "\n\n".join(sections) + "\n")
     if table in SYNTHETIC:
+        from .headline import headline
+
         _gap_plot(out_root)
+        headline(out_root)
     return md
 
 
