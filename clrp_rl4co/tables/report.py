@@ -516,7 +516,7 @@ def plot_gaps(
             xs.append(g - 0.4 + (k + 0.5) * width)
             ys.append(value)
             errs.append(0.0 if use_subset or not math.isfinite(row.gap_ci95) else row.gap_ci95)
-        ax.bar(
+        bars = ax.bar(
             xs,
             ys,
             width=width,
@@ -525,6 +525,7 @@ def plot_gaps(
             yerr=None if use_subset else errs,
             capsize=2,
         )
+        ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
     labels = []
     for name, rows in tables.items():
         n = rows[0].subset_instances if rows else 0

@@ -285,9 +285,25 @@ def _gap_plot(out_root: Path) -> None:
             order = [m.label for m in synthetic_part(preset).methods]
             seen = {r.method for r in results}
             labels = [m for m in order if m in seen] + sorted(seen - set(order))
-            tables[preset] = report.summarize(results, labels)
+            tables[preset] = _canonical(report.summarize(results, labels))
     if tables:
         report.plot_gaps(tables, out_root / "gap_by_size.png")
+
+
+def _canonical(summaries: list) -> list:
+    """Row names shared across presets for the plot: ``DRLHQ[clrp20 model] x8`` -> ``DRLHQ x8``,
+    PyVRP budgets -> ``PyVRP short`` / ``PyVRP long``, ``(5s total)`` -> ``(= PyVRP short)``."""
+    import re
+    from dataclasses import replace
+
+    pyvrp = sorted((s for s in summaries if s.method.startswith("PyVRP")), key=lambda s: s.seconds)
+    names = {s.method: name for s, name in zip(pyvrp, ("PyVRP short", "PyVRP long"))}
+    out = []
+    for s in summaries:
+        name = names.get(s.method, re.sub(r"\[\w+ model\]", "", s.method))
+        name = re.sub(r"\(\S+s total\)", "(= PyVRP short)", name)
+        out.append(replace(s, method=name))
+    return out
 
 
 def _prins_picture(data: TableData, results, methods: list[Method], folder: Path) -> None:
