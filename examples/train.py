@@ -68,6 +68,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-time", type=float, default=None, help="minutes; stops cleanly")
     p.add_argument("--max-steps", type=int, default=-1)
     p.add_argument("--resume", action="store_true", help="resume from the newest checkpoint")
+    p.add_argument(
+        "--init",
+        default=None,
+        help="start from this policy's weights (shipped name, .pt or .ckpt; e.g. fine-tune the "
+        "clrp20 model on clrp50); its architecture replaces --embed-dim/--layers/--heads/--ff",
+    )
     p.add_argument("--ckpt-every", type=int, default=50, help="train steps between latest.ckpt")
     p.add_argument("--out", default=None, help="run folder (default runs/<model>_<preset>)")
     p.add_argument("--no-progress-bar", action="store_true")
@@ -165,7 +171,19 @@ def main(argv: list[str] | None = None) -> Path:
         num_heads=args.heads,
         feedforward_hidden=args.ff,
     )
-    policy = build_policy(**policy_config)
+    if args.init:
+        from clrp_rl4co.models import load_policy
+        from clrp_rl4co.policies import POLICIES
+
+        policy = load_policy(args.init)
+        if not isinstance(policy, POLICIES[args.model]):
+            raise SystemExit(f"--init: {args.init} holds a {type(policy).__name__}, not --model "
+                             f"{args.model}")  # fmt: skip
+        cfg = policy.config
+        args.embed_dim, args.layers = cfg["embed_dim"], cfg["num_encoder_layers"]
+        args.heads, args.ff = cfg["num_heads"], cfg["feedforward_hidden"]
+    else:
+        policy = build_policy(**policy_config)
     model = build_model(
         env,
         policy,

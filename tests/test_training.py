@@ -1,5 +1,6 @@
 """End-to-end training with RL4CO's stock POMO / AttentionModel and RL4COTrainer on CPU."""
 
+import json
 import math
 import os
 import subprocess
@@ -218,3 +219,39 @@ def test_evaluate_script(tmp_path, benchmarks_root, monkeypatch):
         ]
     )
     assert rows[0]["instances"] == 1 and rows[0]["gap_%"] > 0
+
+
+def test_train_script_init_and_ship_model(tmp_path):
+    """--init starts from a saved policy (its architecture wins); ship_model.py exports the run."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import ship_model
+    import train
+
+    from clrp_rl4co.models import build_policy
+
+    torch.manual_seed(0)
+    start = build_policy("drlhq", embed_dim=16, num_encoder_layers=1, num_heads=2,
+                         feedforward_hidden=32)  # fmt: skip
+    start.save_pretrained(tmp_path / "start")
+    out = tmp_path / "run"
+    base = [
+        "--preset", "clrp10", "--batch-size", "4", "--train-size", "8", "--val-size", "4",
+        "--no-progress-bar", "--out", str(out), "--epochs", "1",
+        "--init", str(tmp_path / "start.pt"),
+    ]  # fmt: skip
+    with pytest.raises(SystemExit, match="not --model pomo"):
+        train.main([*base, "--model", "pomo"])
+    train.main(base)
+    config = json.loads((out / "config.json").read_text())
+    assert config["embed_dim"] == 16 and config["init"].endswith("start.pt")
+    weights = ship_model.main(
+        [str(out), "tiny_clrp10", "--dest", str(tmp_path / "ship"), "--hardware", "test",
+         "--wall-minutes", "0.1"]
+    )  # fmt: skip
+    meta = json.loads(weights.with_suffix(".json").read_text())
+    assert meta["global_step"] == 2 and meta["training_instances"] == 8
+    assert "--init" in meta["training"] and meta["config"]["embed_dim"] == 16
+    shipped = torch.load(weights, weights_only=True)
+    trained = dict(start.state_dict())
+    assert shipped.keys() == trained.keys()
+    assert not all(torch.equal(shipped[k], trained[k]) for k in trained)
