@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CLRP_BENCHMARKS_DIR ?= $(abspath ../shared/benchmarks)
 export CLRP_BENCHMARKS_DIR
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo test lint format bench tables clean
 
 $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ format: setup
 
 test: lint
 	$(PY) -m pytest --durations=15
+
+# Every evaluation table with its default rows and subsets (hours on a CPU; resumable).
+tables: setup
+	for t in clrp10 clrp20 clrp50 clrp100 cross-size prins; do $(VENV)/bin/clrp-rl4co table $$t || exit 1; done
 
 bench: setup
 	$(PY) benchmarks/env_step.py

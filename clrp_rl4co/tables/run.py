@@ -69,6 +69,13 @@ def hardware(device: str, num_procs: int) -> str:
     )
 
 
+def _load_average() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "n/a"
+
+
 def _git_commit() -> str:
     try:
         out = subprocess.run(
@@ -253,7 +260,9 @@ def run_table(
         f"- command: `{command or ' '.join(sys.argv)}`",
         f"- commit: {_git_commit()}, {time.strftime('%Y-%m-%d %H:%M %Z')}",
         f"- hardware: {info}",
-        f"- this run's wall time: {time.perf_counter() - start:.0f} s (cached rows are only read)",
+        f"- this run's wall time: {time.perf_counter() - start:.0f} s (cached rows are only read);"
+        f" 1-minute load average at the end: {_load_average()} on {os.cpu_count()} CPUs (other"
+        " jobs on the machine slow the time-limited solvers and inflate the measured times)",
         "- objective: mean over the row's instances with the 95% confidence interval; gap: per",
         "  instance to the best row on that instance, then averaged; the subset columns compare",
         "  every row on the instances they all ran on; time: batch wall time / batch size.",
