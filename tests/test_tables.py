@@ -225,3 +225,22 @@ def test_headline_columns(label, column):
     from clrp_rl4co.tables.headline import family
 
     assert family(label) == column
+
+
+def test_paired_comparison_of_refinement_and_pyvrp():
+    from clrp_rl4co.tables.run import paired, paired_lines
+
+    rows = [
+        InstanceResult("R", 0, "a", 10.0, 1.0, True),
+        InstanceResult("R", 1, "b", 12.0, 1.0, True),
+        InstanceResult("R", 2, "c", 9.0, 1.0, True),
+        InstanceResult("P", 0, "a", 11.0, 1.0, True),
+        InstanceResult("P", 1, "b", 12.0, 1.0, True),
+        InstanceResult("P", 2, "c", 8.0, 1.0, False),  # invalid: not paired
+    ]
+    stats = paired(rows, "R", "P")
+    assert stats["n"] == 2 and stats["mean_diff"] == pytest.approx(-0.5)
+    assert (stats["wins"], stats["ties"], stats["losses"]) == (1, 1, 0)
+    methods = [Method("P", "pyvrp", seconds=1.0), Method("R", "refine", seconds=1.0, base="x")]
+    (line,) = paired_lines(methods, rows)
+    assert "R minus P = -0.5000" in line and "lower on 1, equal on 1, higher on 0" in line

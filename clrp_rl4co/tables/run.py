@@ -217,9 +217,53 @@ def write_part(part, data, methods, results, out: Path, header: str):
         lines.append(f"Gap to {label}:")
         lines.append("")
         lines.append(report.to_markdown(extra, reference_label=label))
+    for line in paired_lines(methods, results):
+        lines += ["", line]
     report.to_csv(summaries, out / f"{part.name}.csv")
     report.per_instance_csv(results, out / f"{part.name}_per_instance.csv")
     return summaries, "\n".join(lines)
+
+
+def paired(results: list[InstanceResult], first: str, second: str) -> dict | None:
+    """Paired comparison of two rows on the instances both solved: mean of ``first - second``
+    (instance units) with its 95% CI, and wins / ties / losses of ``first``."""
+    from .report import mean_ci95
+
+    a = {r.instance: r.cost for r in results if r.method == first and r.valid}
+    b = {r.instance: r.cost for r in results if r.method == second and r.valid}
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    diffs = [a[i] - b[i] for i in common]
+    mean, ci = mean_ci95(diffs)
+    tol = 1e-9
+    return {
+        "n": len(common),
+        "mean_diff": mean,
+        "ci95": ci,
+        "wins": sum(d < -tol for d in diffs),
+        "ties": sum(abs(d) <= tol for d in diffs),
+        "losses": sum(d > tol for d in diffs),
+    }
+
+
+def paired_lines(methods: list[Method], results: list[InstanceResult]) -> list[str]:
+    """One sentence per refinement row against the PyVRP row with the same time budget."""
+    out = []
+    for m in methods:
+        if m.kind != "refine":
+            continue
+        twin = next((o for o in methods if o.kind == "pyvrp" and o.seconds == m.seconds), None)
+        stats = paired(results, m.label, twin.label) if twin else None
+        if stats is None:
+            continue
+        out.append(
+            f"Paired, same time per instance: {m.label} minus {twin.label} = "
+            f"{stats['mean_diff']:+.4f} ± {stats['ci95']:.4f} (95% CI) over {stats['n']} "
+            f"instances; lower on {stats['wins']}, equal on {stats['ties']}, higher on "
+            f"{stats['losses']}."
+        )
+    return out
 
 
 def run_table(
