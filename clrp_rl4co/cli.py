@@ -28,7 +28,7 @@ def _models(pairs: list[str]) -> dict[str, str]:
 def _limits(pairs: list[str]) -> dict[str, int]:
     out = {}
     for pair in pairs:
-        text, sep, count = pair.rpartition("=")
+        text, sep, count = pair.rpartition("=")  # PART:TEXT=N keeps the part prefix in text
         if not sep or not text or not count.isdigit() or int(count) < 1:
             raise SystemExit(f"--limit: expected TEXT=N with N >= 1, got {pair!r}")
         out[text] = int(count)
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         "--limit",
         action="append",
         default=[],
-        help="LABEL=N: the row LABEL (else rows containing it) on the first N instances",
+        help="[PART:]LABEL=N: the row LABEL (else rows containing it) on the first N instances",
     )
     t.add_argument("--max-instances", type=int, default=None, help="cap every row (smoke runs)")
     t.add_argument("--only", nargs="+", default=None, help="rows whose label contains any")

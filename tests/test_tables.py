@@ -244,3 +244,15 @@ def test_paired_comparison_of_refinement_and_pyvrp():
     methods = [Method("P", "pyvrp", seconds=1.0), Method("R", "refine", seconds=1.0, base="x")]
     (line,) = paired_lines(methods, rows)
     assert "R minus P = -0.5000" in line and "lower on 1, equal on 1, higher on 0" in line
+
+
+def test_part_specific_limits_override_general_ones():
+    from clrp_rl4co.tables.run import _apply_limits
+    from clrp_rl4co.tables.specs import cross_size_parts
+
+    limits = {"x8": 10, "clrp500:x8": 3, "PyVRP": 5}
+    for part in cross_size_parts({"drlhq": "drlhq_clrp20"}):
+        got = {m.label: m.limit for m in _apply_limits(part.methods, None, None, limits, part.name)}
+        x8 = 3 if part.name == "clrp500" else 10
+        assert got["DRLHQ[clrp20 model] x8"] == x8
+        assert all(v == 5 for k, v in got.items() if k.startswith("PyVRP"))

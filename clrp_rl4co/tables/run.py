@@ -95,16 +95,24 @@ def _apply_limits(
     subset: int | None,
     max_instances: int | None,
     limits: dict[str, int] | None = None,
+    part: str = "",
 ) -> list[Method]:
     """Row limits after ``--subset`` (every limited row), ``--limit TEXT=N`` (the row labelled
-    TEXT, else every row whose label contains TEXT; case-insensitive) and ``--max-instances`` (a
-    cap on every row)."""
+    TEXT, else every row whose label contains TEXT; case-insensitive; ``PART:TEXT=N`` only in
+    that part of the table, e.g. ``clrp500:x8=3``, applied after the others) and
+    ``--max-instances`` (a cap on every row)."""
+    general = {k: v for k, v in (limits or {}).items() if ":" not in k}
+    specific = {
+        k.split(":", 1)[1]: v
+        for k, v in (limits or {}).items()
+        if ":" in k and k.split(":", 1)[0] == part
+    }
     out = []
     for m in methods:
         limit = m.limit
         if subset is not None and limit is not None:
             limit = subset
-        for text, count in (limits or {}).items():
+        for text, count in [*general.items(), *specific.items()]:
             exact = any(text.lower() == other.label.lower() for other in methods)
             label = m.label.lower()
             if (exact and text.lower() == label) or (not exact and text.lower() in label):
@@ -130,7 +138,7 @@ def run_part(
     from ..envs import CLRPEnv
 
     data = table_data(part.name, max_instances)
-    methods = _apply_limits(part.methods, subset, max_instances, limits)
+    methods = _apply_limits(part.methods, subset, max_instances, limits, part.name)
     if only:
         keep = {m.label for m in methods if any(s.lower() in m.label.lower() for s in only)}
         keep |= {m.base for m in methods if m.label in keep and m.base}  # refine needs its base
