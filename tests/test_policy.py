@@ -1,5 +1,6 @@
 """DRLHQ and its baselines: features, queries, streams, shipping."""
 
+import json
 import math
 from pathlib import Path
 
@@ -201,3 +202,7 @@ def test_shipped_policies_load_and_decode():
         with torch.no_grad():
             out = policy(td.clone(), env, decode_type="greedy")
         env.check_solution_validity(td, out["actions"])
+        by_name = load_policy(name)  # a shipped name loads its own class (MTA*, POMO*, ...)
+        assert type(by_name) is type(policy)
+        meta = json.loads((Path(clrp_rl4co.pretrained.__file__).parent / f"{name}.json").read_text())
+        assert type(policy).__name__ == meta["class"]

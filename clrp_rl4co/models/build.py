@@ -124,6 +124,11 @@ def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
         return policy.to(map_location)
     import json
 
-    meta_path = path.with_suffix(".json")
+    from clrp_rl4co.policies.pretrained import _resolve
+
+    try:
+        _, meta_path = _resolve(path)  # a shipped name or a saved path
+    except FileNotFoundError:
+        meta_path = path.with_suffix(".json")
     name = json.loads(meta_path.read_text())["class"] if meta_path.is_file() else "DRLHQPolicy"
     return _POLICY_CLASSES[name].from_pretrained(path, map_location=map_location)
