@@ -204,5 +204,6 @@ def test_shipped_policies_load_and_decode():
         env.check_solution_validity(td, out["actions"])
         by_name = load_policy(name)  # a shipped name loads its own class (MTA*, POMO*, ...)
         assert type(by_name) is type(policy)
-        meta = json.loads((Path(clrp_rl4co.pretrained.__file__).parent / f"{name}.json").read_text())
+        folder = Path(clrp_rl4co.pretrained.__file__).parent
+        meta = json.loads((folder / f"{name}.json").read_text())
         assert type(policy).__name__ == meta["class"]
