@@ -1,15 +1,18 @@
 """The headline table: one line per synthetic preset, the main rows side by side.
 
-Reads the summary CSVs that :func:`clrp_rl4co.tables.run.run_table` writes
-(``<out>/<preset>/<preset>.csv``) and writes ``<out>/headline.md``. Every cell is the row's mean
-objective on the preset's common subset (the instances all rows ran on) with its mean
-per-instance gap to the best row in brackets, so the cells of a line are comparable; the last
-columns give DRLHQ x8 on the whole test set and the paper's figure.
+Reads the CSVs that :func:`clrp_rl4co.tables.run.run_table` writes (``<out>/<preset>/<preset>.csv``
+and ``<preset>_per_instance.csv``) and writes ``<out>/headline.md``. Each cell is a row's mean
+objective on the preset's headline subset -- the instances on which every shown row except the
+exact solver ran -- with the mean per-instance gap to the best row in brackets, so the cells of a
+line are comparable. The exact solver often runs on fewer instances: its cell is over its own
+instances and says how many it proved optimal. The last columns give DRLHQ x8 on the whole test
+set and the paper's figures.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 from .specs import SYNTHETIC
@@ -53,8 +56,59 @@ def family(label: str) -> str | None:
     return None
 
 
-def _fmt(value: str | float) -> str:
-    return f"{float(value):.4f}"
+def _columns(summary: list[dict]) -> dict[str, dict]:
+    """Headline column -> summary CSV row (PyVRP rows split into short / long by time)."""
+    cells: dict[str, dict] = {}
+    pyvrp = sorted((r for r in summary if family(r["method"]) == "PyVRP"),
+                   key=lambda r: float(r["seconds"]))  # fmt: skip
+    for name, row in zip(("PyVRP short", "PyVRP long"), pyvrp):
+        cells[name] = row
+    for row in summary:
+        name = family(row["method"])
+        if name and name != "PyVRP":
+            cells[name] = row
+    return cells
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def preset_line(summary: list[dict], per_instance: list[dict], preset: str) -> list[str]:
+    """The cells of one preset's line."""
+    cells = _columns(summary)
+    costs = {
+        name: {
+            int(r["instance"]): float(r[row["method"]])
+            for r in per_instance
+            if r.get(row["method"]) not in (None, "")
+        }
+        for name, row in cells.items()
+    }
+    best = {int(r["instance"]): float(r["best"]) for r in per_instance if r["best"] not in ("",)}
+    shown = [n for n in costs if n != "Exact"]
+    subset = set.intersection(*(set(costs[n]) for n in shown)) if shown else set()
+    line = [preset, str(len(subset))]
+    for name in COLUMNS:
+        if name not in costs:
+            line.append("")
+            continue
+        own = name == "Exact"
+        keys = sorted(costs[name]) if own else sorted(subset)
+        values = [costs[name][i] for i in keys]
+        gap = _mean([100 * (costs[name][i] - best[i]) / best[i] for i in keys])
+        text = f"{_mean(values):.4f} ({gap:.2f}%)"
+        row = cells[name]
+        if own:
+            text += f", {row['optimal']}/{len(keys)} proven"
+        if name.startswith("PyVRP") or name == "DRLHQ x8 + refine":
+            text += f" {float(row['seconds']):.2g}s"
+        line.append(text)
+    full = cells.get("DRLHQ x8")
+    line.append(f"{float(full['objective']):.4f} (n={full['instances']})" if full else "")
+    paper = PAPER.get(preset, {})
+    line.append(" / ".join(f"{k.removeprefix('DRLHQ ')} {v:.4f}" for k, v in paper.items()))
+    return line
 
 
 def headline(out: str | Path = "results") -> Path | None:
@@ -63,45 +117,17 @@ def headline(out: str | Path = "results") -> Path | None:
     out = Path(out)
     lines = []
     for preset in SYNTHETIC:
-        path = out / preset / f"{preset}.csv"
-        if not path.is_file():
+        summary_path = out / preset / f"{preset}.csv"
+        per_instance_path = out / preset / f"{preset}_per_instance.csv"
+        if not (summary_path.is_file() and per_instance_path.is_file()):
             continue
-        rows = list(csv.DictReader(path.open()))
-        cells: dict[str, str] = {}
-        pyvrp = sorted((r for r in rows if family(r["method"]) == "PyVRP"),
-                       key=lambda r: float(r["seconds"]))  # fmt: skip
-        for name, row in zip(("PyVRP short", "PyVRP long"), pyvrp):
-            cells[name] = row
-        for row in rows:
-            name = family(row["method"])
-            if name and name != "PyVRP":
-                cells[name] = row
-        subset = rows[0]["subset_instances"] if rows else "0"
-        line = [preset, subset]
-        for name in COLUMNS:
-            row = cells.get(name)
-            if row is None:
-                line.append("")
-                continue
-            text = f"{_fmt(row['subset_objective'])} ({float(row['subset_gap']):.2f}%)"
-            if name.startswith("PyVRP") or name == "DRLHQ x8 + refine":
-                text += f" {float(row['seconds']):.2g}s"
-            line.append(text)
-        full = cells.get("DRLHQ x8")
-        line.append(f"{_fmt(full['objective'])} (n={full['instances']})" if full else "")
-        paper = PAPER.get(preset, {})
-        line.append(" / ".join(f"{k.removeprefix('DRLHQ ')} {v:.4f}" for k, v in paper.items()))
-        lines.append("| " + " | ".join(line) + " |")
+        summary = list(csv.DictReader(summary_path.open()))
+        per_instance = list(csv.DictReader(per_instance_path.open()))
+        lines.append("| " + " | ".join(preset_line(summary, per_instance, preset)) + " |")
     if not lines:
         return None
     header = ["preset", "subset n", *COLUMNS, "DRLHQ x8, whole test set", "paper (DRLHQ)"]
-    text = "\n".join(
-        [
-            "| " + " | ".join(header) + " |",
-            "|" + "---|" * len(header),
-            *lines,
-        ]
-    )
+    text = "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *lines])
     target = out / "headline.md"
     target.write_text(text + "\n")
     return target
