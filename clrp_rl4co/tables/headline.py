@@ -101,6 +101,8 @@ def preset_line(summary: list[dict], per_instance: list[dict], preset: str) -> l
         row = cells[name]
         if own:
             text += f", {row['optimal']}/{len(keys)} proven"
+        if "[" in row["method"]:  # a model trained on another size, e.g. "[clrp20 model]"
+            text += " [" + row["method"].split("[", 1)[1].split("]", 1)[0] + "]"
         if name.startswith("PyVRP") or name == "DRLHQ x8 + refine":
             text += f" {float(row['seconds']):.2g}s"
         line.append(text)
