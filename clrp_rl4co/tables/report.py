@@ -480,6 +480,18 @@ def per_instance_csv(
 
 
 # --------------------------------------------------------------------------- pictures
+def _save(fig, path: str | Path) -> Path:
+    """Write ``fig`` as a PNG (parent folders created), close it and return the path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_gaps(
     tables: dict[str, list[MethodSummary]], path: str | Path, use_subset: bool = True
 ) -> Path:
@@ -538,12 +550,7 @@ def plot_gaps(
     ax.grid(axis="y", alpha=0.3)
     if methods:
         ax.legend(fontsize=8, ncol=1 + len(methods) // 8, loc="best")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_solution(
@@ -589,9 +596,4 @@ def plot_solution(
     env.render(final, actions_row, ax=ax)
     if title:
         ax.set_title(f"{title}\n{ax.get_title()}", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
