@@ -514,7 +514,8 @@ def plot_gaps(
             if s.method not in methods:
                 methods.append(s.method)
     width = 0.8 / max(len(methods), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(tables) * max(len(methods), 2) / 2), 4.5))
+    width_in = min(14.0, max(6.0, 0.3 * len(tables) * max(len(methods), 2)))
+    fig, ax = plt.subplots(figsize=(width_in, 5.0))
     cmap = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
     for k, method in enumerate(methods):
         xs, ys, errs = [], [], []
