@@ -74,21 +74,24 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from .tables.run import run_table
+    from .tables.run import RunOptions, run_table
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    options = RunOptions(
+        subset=args.subset,
+        max_instances=args.max_instances,
+        only=tuple(args.only) if args.only else None,
+        num_procs=args.procs,
+        device=args.device,
+        progress=not args.no_progress,
+        limits=_limits(args.limit),
+    )
     md = run_table(
         args.table,
         out=args.out,
         models=_models(args.model),
-        subset=args.subset,
-        limits=_limits(args.limit),
-        max_instances=args.max_instances,
-        only=args.only,
-        num_procs=args.procs,
-        device=args.device,
-        progress=not args.no_progress,
+        options=options,
         command="clrp-rl4co " + " ".join(sys.argv[1:] if argv is None else argv),
     )
     print(f"written: {md}")

@@ -183,9 +183,10 @@ def test_table_command_writes_tables_and_plot(tmp_path):
 
 
 def test_prins_table_reports_both_best_known_columns(tmp_path, benchmarks_root):
-    from clrp_rl4co.tables.run import run_table
+    from clrp_rl4co.tables.run import RunOptions, run_table
 
-    md = run_table("prins", out=tmp_path, max_instances=1, only=["ms-greedy"], progress=False)
+    options = RunOptions(max_instances=1, only=("ms-greedy",), progress=False)
+    md = run_table("prins", out=tmp_path, options=options)
     text = md.read_text()
     assert "gap to BKS %" in text and "BKS (DRLHQ paper)" in text
     assert (tmp_path / "prins" / "prins_solution.png").stat().st_size > 1000

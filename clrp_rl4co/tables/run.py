@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -24,6 +25,29 @@ from .records import InstanceResult, ResultCache
 from .specs import SYNTHETIC, UNTRAINED, TablePart, cross_size_parts, prins_part, synthetic_part
 
 TABLES = (*SYNTHETIC, "cross-size", "prins")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a table runs (the ``clrp-rl4co table`` options).
+
+    Attributes:
+        subset: size of every slow row's subset (default: the row's own, see ``specs``).
+        max_instances: a cap on every row (smoke runs).
+        only: keep the rows whose label contains any of these (and the rows they refine).
+        num_procs: processes of the classical solvers and of refinement.
+        device: device of the policies.
+        progress: tqdm progress bars.
+        limits: ``[PART:]LABEL -> N`` row limits, see :func:`_apply_limits`.
+    """
+
+    subset: int | None = None
+    max_instances: int | None = None
+    only: tuple[str, ...] | None = None
+    num_procs: int = 1
+    device: str = "cpu"
+    progress: bool = True
+    limits: dict[str, int] | None = None
 
 
 def table_parts(table: str, models: dict[str, str] | None = None) -> list[TablePart]:
@@ -124,39 +148,32 @@ def _apply_limits(
 
 
 def run_part(
-    part: TablePart,
-    out: Path,
-    subset: int | None = None,
-    max_instances: int | None = None,
-    only: list[str] | None = None,
-    num_procs: int = 1,
-    device: str = "cpu",
-    progress: bool = True,
-    limits: dict[str, int] | None = None,
+    part: TablePart, out: Path, options: RunOptions = RunOptions()
 ) -> tuple[TableData, list[Method], list[InstanceResult]]:
     """Run every row of ``part`` (cached rows are only read) and return its results."""
     from ..envs import CLRPEnv
 
-    data = table_data(part.name, max_instances)
-    methods = _apply_limits(part.methods, subset, max_instances, limits, part.name)
+    o = options
+    data = table_data(part.name, o.max_instances)
+    methods = _apply_limits(part.methods, o.subset, o.max_instances, o.limits, part.name)
+    only = o.only
     if only:
         keep = {m.label for m in methods if any(s.lower() in m.label.lower() for s in only)}
         keep |= {m.base for m in methods if m.label in keep and m.base}  # refine needs its base
         methods = [m for m in methods if m.label in keep]
     cache = ResultCache(out / "cache" / part.name)
-    env = CLRPEnv(device=device)
+    env = CLRPEnv(device=o.device)
     policies: dict[str, torch.nn.Module] = {}
 
     def loader(name: str) -> torch.nn.Module:
         if name not in policies:
-            policies[name] = _load(name).to(device)
+            policies[name] = _load(name).to(o.device)
         return policies[name]
 
+    on_device = _on_device(data, o.device)
     results: list[InstanceResult] = []
     for method in methods:
-        results += run_method(
-            method, _on_device(data, device), cache, env, loader, num_procs, progress
-        )
+        results += run_method(method, on_device, cache, env, loader, o.num_procs, o.progress)
     invalid = [r for r in results if not r.valid]
     if invalid:
         print(f"WARNING: {len(invalid)} invalid or missing solutions in {part.name}: "
@@ -197,9 +214,8 @@ def references(part: str, data: TableData) -> dict[str, dict[int, float]]:
     }
 
 
-def write_part(part, data, methods, results, out: Path, header: str):
-    """Markdown section, CSV summary and per-instance CSV of one part; returns the summaries
-    and the Markdown text."""
+def write_part(part, data, methods, results, out: Path):
+    """Write the CSV summary and per-instance CSV of one part; returns its Markdown section."""
     from . import report
 
     labels = [m.label for m in methods]
@@ -229,7 +245,7 @@ def write_part(part, data, methods, results, out: Path, header: str):
         lines += ["", line]
     report.to_csv(summaries, out / f"{part.name}.csv")
     report.per_instance_csv(results, out / f"{part.name}_per_instance.csv")
-    return summaries, "\n".join(lines)
+    return "\n".join(lines)
 
 
 def paired(results: list[InstanceResult], first: str, second: str) -> dict | None:
@@ -278,14 +294,8 @@ def run_table(
     table: str,
     out: str | Path = "results",
     models: dict[str, str] | None = None,
-    subset: int | None = None,
-    max_instances: int | None = None,
-    only: list[str] | None = None,
-    num_procs: int = 1,
-    device: str = "cpu",
-    progress: bool = True,
+    options: RunOptions = RunOptions(),
     command: str | None = None,
-    limits: dict[str, int] | None = None,
 ) -> Path:
     """Run one table (see :data:`TABLES`) and write its outputs; returns the Markdown path."""
     out_root = Path(out)
@@ -293,15 +303,12 @@ def run_table(
     folder.mkdir(parents=True, exist_ok=True)
     parts = table_parts(table, models)
     start = time.perf_counter()
-    info = hardware(device, num_procs)
+    info = hardware(options.device, options.num_procs)
     print(f"table {table}: {info}")
-    sections, all_summaries = [], {}
+    sections = []
     for part in parts:
-        data, methods, results = run_part(
-            part, folder, subset, max_instances, only, num_procs, device, progress, limits
-        )
-        summaries, text = write_part(part, data, methods, results, folder, info)
-        all_summaries[part.name] = summaries
+        data, methods, results = run_part(part, folder, options)
+        text = write_part(part, data, methods, results, folder)
         sections.append(text)
         print(text + "\n")
         if part.name == "prins":
