@@ -28,7 +28,7 @@ from clrp_rl4co.models import load_policy, solve  # noqa: E402
 from clrp_rl4co.policies.pretrained import PRETRAINED_DIR  # noqa: E402
 
 #: Shipped models, preferred first.
-MODELS = ("drlhq_clrp20", "drlhq_clrp10_cpu20min")
+MODELS = ("drlhq_clrp20", "drlhq_clrp20_samebudget")
 
 
 def default_model() -> str:

@@ -11,7 +11,7 @@ Examples::
         --data clrp20:1000 --decode greedy multistart_greedy multistart_greedy+aug8
     python examples/evaluate.py --checkpoint drlhq_clrp20 --data prins:coord100-* \
         --decode multistart_greedy+rot8
-    python examples/evaluate.py --checkpoint drlhq_clrp10_cpu20min --data clrp10:100 \
+    python examples/evaluate.py --checkpoint drlhq_clrp10 --data clrp10:100 \
         --decode multistart_greedy+aug8 sgbs:4x4+aug8 sgbs:4x3+aug8
 
 Columns: objective (mean total cost), depot / vehicle / routing parts and dead-end penalty

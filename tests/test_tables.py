@@ -196,10 +196,10 @@ def test_untrained_baseline_has_the_shipped_architecture_and_fresh_weights():
     from clrp_rl4co.models import load_policy
     from clrp_rl4co.tables.run import _load
 
-    trained = load_policy("drlhq_clrp10_cpu20min")
+    trained = load_policy("drlhq_clrp10")
     first, second = (
-        _load("untrained:drlhq_clrp10_cpu20min"),
-        _load("untrained:drlhq_clrp10_cpu20min"),
+        _load("untrained:drlhq_clrp10"),
+        _load("untrained:drlhq_clrp10"),
     )
     assert type(first) is type(trained) and first.config == trained.config
     pairs = list(zip(first.state_dict().values(), trained.state_dict().values()))
@@ -220,6 +220,7 @@ def test_untrained_baseline_has_the_shipped_architecture_and_fresh_weights():
         ("DRLHQ x8 + refine (5s total)", "DRLHQ x8 + refine"),
         ("DRLHQ untrained x8", None),
         ("DRLHQ ms-greedy", None),
+        ("DRLHQ[samebudget] x8", None),
     ],
 )
 def test_headline_columns(label, column):
@@ -257,3 +258,68 @@ def test_part_specific_limits_override_general_ones():
         x8 = 3 if part.name == "clrp500" else 10
         assert got["DRLHQ[clrp20 model] x8"] == x8
         assert all(v == 5 for k, v in got.items() if k.startswith("PyVRP"))
+
+
+def test_cache_keeps_rows_only_for_the_weights_that_produced_them(tmp_path):
+    cache = ResultCache(tmp_path)
+    cache.add(
+        [InstanceResult("A", 0, "a", 1.0, 0.1, True), InstanceResult("B", 0, "a", 2.0, 0.1, True)]
+    )
+    assert cache.guard_models({"A": "f1"}) == ["A"]  # cached before fingerprints were recorded
+    assert cache.load("A") == {} and (tmp_path / "stale" / "A.unrecorded.jsonl").is_file()
+    assert set(cache.load("B")) == {0}  # rows without a model are left alone
+    cache.add([InstanceResult("A", 0, "a", 3.0, 0.1, True)])
+    assert cache.guard_models({"A": "f1"}) == []
+    assert cache.load("A")[0].cost == 3.0
+    assert cache.guard_models({"A": "f2"}) == ["A"]  # retrained under the same name
+    assert cache.load("A") == {} and (tmp_path / "stale" / "A.f1.jsonl").is_file()
+
+
+def test_policy_fingerprint_follows_the_weights(tiny_policy):
+    import copy
+
+    from clrp_rl4co.tables.records import policy_fingerprint
+
+    twin = copy.deepcopy(tiny_policy)
+    assert policy_fingerprint(twin) == policy_fingerprint(tiny_policy)
+    with torch.no_grad():
+        next(twin.parameters()).view(-1)[0] += 1e-6
+    assert policy_fingerprint(twin) != policy_fingerprint(tiny_policy)
+
+
+def test_table_rerun_recomputes_rows_of_a_retrained_model(tmp_path, tiny_policy):
+    """Same model path, new weights: the cached rows of the old weights are not reused."""
+    import copy
+
+    from clrp_rl4co.cli import main
+
+    model = tmp_path / "model" / "tiny"
+    tiny_policy.save_pretrained(model)
+    label = "DRLHQ[tiny model] greedy"  # a model named by path is labelled by its file name
+    argv = ["table", "clrp10", "--out", str(tmp_path), "--max-instances", "2", "--no-progress",
+            "--only", label, "--model", f"drlhq={model}"]  # fmt: skip
+    assert main(argv) == 0
+    cache = ResultCache(tmp_path / "clrp10" / "cache" / "clrp10")
+    first = cache.load(label)
+    assert set(first) == {0, 1}
+    torch.manual_seed(1)
+    retrained = copy.deepcopy(tiny_policy)
+    with torch.no_grad():
+        for param in retrained.parameters():
+            param.add_(torch.randn_like(param))
+    retrained.save_pretrained(model)
+    assert main(argv) == 0
+    assert (tmp_path / "clrp10" / "cache" / "clrp10" / "stale").is_dir()
+    second = cache.load(label)
+    assert set(second) == {0, 1}
+    assert [r.actions for r in second.values()] != [r.actions for r in first.values()]
+
+
+def test_same_budget_variant_gets_its_own_row():
+    from clrp_rl4co.tables.specs import synthetic_part
+
+    rows = {m.label: m for m in synthetic_part("clrp20").methods}
+    assert rows["DRLHQ[samebudget] x8"].model == "drlhq_clrp20_samebudget"
+    assert rows["DRLHQ x8"].model == "drlhq_clrp20"
+    assert not any("samebudget" in label for label in
+                   (m.label for m in synthetic_part("clrp50").methods))  # fmt: skip

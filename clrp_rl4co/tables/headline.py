@@ -46,6 +46,9 @@ def family(label: str) -> str | None:
     for name in ("POMO*", "MTA*"):
         if label.startswith(name) and label.endswith(" x8"):
             return f"{name} x8"
+    if label.startswith("DRLHQ["):
+        if not label.split("]")[0].endswith(" model"):
+            return None  # a variant of the model (e.g. DRLHQ[samebudget]), not the headline one
     if label.startswith("DRLHQ"):
         if "SGBS" in label:
             return "DRLHQ SGBS"

@@ -82,6 +82,32 @@ class ResultCache:
                 out[result.instance] = result
         return out
 
+    MODELS_FILE = "models.json"
+
+    def guard_models(self, fingerprints: dict[str, str]) -> list[str]:
+        """Keep cached rows only for the model weights that produced them.
+
+        ``fingerprints`` maps each model-dependent row's label to a fingerprint of its weights
+        (see :func:`policy_fingerprint`). A cached row recorded with another fingerprint, or
+        cached before fingerprints were recorded, is moved to ``stale/`` (so it is recomputed,
+        not silently reused after a model was retrained under the same name). Returns the labels
+        moved aside.
+        """
+        manifest_path = self.root / self.MODELS_FILE
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+        moved = []
+        for label, fingerprint in fingerprints.items():
+            path = self.path(label)
+            recorded = manifest.get(label)
+            if path.is_file() and recorded != fingerprint:
+                stale = self.root / "stale"
+                stale.mkdir(exist_ok=True)
+                path.rename(stale / f"{path.stem}.{recorded or 'unrecorded'}.jsonl")
+                moved.append(label)
+            manifest[label] = fingerprint
+        manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        return moved
+
     def add(self, results: list[InstanceResult]) -> None:
         """Append results (flushed at once, so an interruption loses at most the current batch)."""
         by_method: dict[str, list[InstanceResult]] = {}
@@ -104,3 +130,19 @@ class ResultCache:
                 except (json.JSONDecodeError, TypeError, KeyError):
                     continue
         return out
+
+
+def policy_fingerprint(policy) -> str:
+    """First 16 hex digits of the SHA-256 of a policy's class name and ``state_dict`` (names,
+    shapes, dtypes and bytes): equal weights give equal fingerprints, whatever file they came
+    from."""
+    import hashlib
+
+    import torch
+
+    h = hashlib.sha256(type(policy).__name__.encode())
+    for key, tensor in sorted(policy.state_dict().items()):
+        t = tensor.detach().cpu().contiguous()
+        h.update(f"{key}:{tuple(t.shape)}:{t.dtype}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:16]

@@ -21,7 +21,7 @@ import torch
 from ..data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
 from .datasets import load_test_set, published_test_set
 from .methods import Method, TableData, run_method
-from .records import InstanceResult, ResultCache
+from .records import InstanceResult, ResultCache, policy_fingerprint
 from .specs import SYNTHETIC, UNTRAINED, TablePart, cross_size_parts, prins_part, synthetic_part
 
 TABLES = (*SYNTHETIC, "cross-size", "prins")
@@ -101,15 +101,17 @@ def _load_average() -> str:
 
 
 def _git_commit() -> str:
+    """Short commit of the package's checkout, ``+ uncommitted changes`` when its code differs."""
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], capture_output=True, text=True, cwd=here, timeout=5)
+        return out.stdout.strip()
+
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-            timeout=5,
-        )
-        return out.stdout.strip() or "unknown"
+        commit = git("rev-parse", "--short", "HEAD") or "unknown"
+        dirty = commit != "unknown" and git("status", "--porcelain", "--", str(here.parent))
+        return f"{commit} + uncommitted changes" if dirty else commit
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -170,6 +172,13 @@ def run_part(
             policies[name] = _load(name).to(o.device)
         return policies[name]
 
+    fingerprints = {m.label: policy_fingerprint(loader(m.model)) for m in methods
+                    if m.kind == "policy"}  # fmt: skip
+    fingerprints |= {m.label: fingerprints[m.base] for m in methods
+                     if m.kind == "refine" and m.base in fingerprints}  # fmt: skip
+    for label in cache.guard_models(fingerprints):
+        print(f"{part.name}: {label!r} was cached for other model weights; moved to stale/, "
+              "recomputing")  # fmt: skip
     on_device = _on_device(data, o.device)
     results: list[InstanceResult] = []
     for method in methods:
@@ -272,9 +281,21 @@ def paired(results: list[InstanceResult], first: str, second: str) -> dict | Non
 
 
 def paired_lines(methods: list[Method], results: list[InstanceResult]) -> list[str]:
-    """One sentence per refinement row against the PyVRP row with the same time budget."""
+    """One sentence per refinement row against the PyVRP row with the same time budget, and per
+    same-budget DRLHQ row against POMO* / MTA*."""
     out = []
+    baselines = [o.label for o in methods if o.label.startswith(("POMO*", "MTA*"))]
     for m in methods:
+        if m.label.startswith("DRLHQ[samebudget]"):
+            for other in baselines:
+                stats = paired(results, m.label, other)
+                if stats:
+                    out.append(
+                        f"Paired, same training budget: {m.label} minus {other} = "
+                        f"{stats['mean_diff']:+.4f} ± {stats['ci95']:.4f} (95% CI) over "
+                        f"{stats['n']} instances; lower on {stats['wins']}, higher on "
+                        f"{stats['losses']}."
+                    )
         if m.kind != "refine":
             continue
         twin = next((o for o in methods if o.kind == "pyvrp" and o.seconds == m.seconds), None)

@@ -3,7 +3,8 @@
 ``synthetic``: one table per preset (clrp10/20/50/100) on the published 1,000-instance test set:
 the exact solver (clrp10/20), PyVRP at two time budgets, POMO* and MTA* (x8), DRLHQ with greedy,
 multistart greedy, x8 augmentation and SGBS, and DRLHQ x8 followed by refinement with the same
-total time per instance as the lower PyVRP budget. Slow rows run on a labelled subset (the first
+total time per instance as the lower PyVRP budget; shipped variants of the DRLHQ model of that
+size (``drlhq_clrp20_samebudget``) get an x8 row each. Slow rows run on a labelled subset (the first
 ``limit`` instances). ``cross-size``: the largest DRLHQ model on 100 instances of each of
 clrp200 ... clrp500. ``prins``: the 30 Prins instances, gaps to both best-known columns.
 """
@@ -11,6 +12,7 @@ clrp200 ... clrp500. ``prins``: the 30 Prins instances, gaps to both best-known 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from ..pretrained import available
 from .methods import Method
@@ -63,6 +65,12 @@ def shipped_model(kind: str, preset: str) -> str | None:
     return min(names, key=lambda n: (size(n), len(n)))
 
 
+def model_variants(kind: str, preset: str) -> list[str]:
+    """Shipped ``<kind>_<preset>_<suffix>`` models (e.g. ``drlhq_clrp20_samebudget``, trained
+    with the same budget as POMO* and MTA*): each gets an x8 row of its own."""
+    return [n for n in available() if n.startswith(f"{kind}_{preset}_")]
+
+
 @dataclass
 class TablePart:
     """One dataset and its rows (a synthetic table has one part, cross-size has four)."""
@@ -75,8 +83,17 @@ class TablePart:
 def _model_label(kind: str, model: str, preset: str) -> str:
     """``DRLHQ`` or ``DRLHQ[clrp20 model]`` when the model was trained on another size."""
     title = {"drlhq": "DRLHQ", "pomo": "POMO*", "mta": "MTA*"}[kind]
-    trained = model.split("_")[1] if model.count("_") >= 1 else ""
-    return title if trained == preset else f"{title}[{trained or model} model]"
+    trained = _trained_on(model)
+    return title if trained == preset else f"{title}[{trained} model]"
+
+
+def _trained_on(model: str) -> str:
+    """``clrp20`` for ``drlhq_clrp20`` (or a path ending in it); else the file's stem."""
+    name = (
+        PurePath(model).stem if model.endswith((".pt", ".ckpt", ".json")) else PurePath(model).name
+    )
+    parts = name.split("_")
+    return parts[1] if len(parts) >= 2 and parts[1].startswith("clrp") else name
 
 
 def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> TablePart:
@@ -101,6 +118,11 @@ def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> 
         if models[kind]:
             label = _model_label(kind, models[kind], preset)
             rows.append(Method(f"{label} x8", "policy", model=models[kind],
+                               decode="multistart_greedy+aug8", batch_size=batch))  # fmt: skip
+    for variant in model_variants("drlhq", preset):
+        if variant != models["drlhq"]:
+            suffix = variant.removeprefix(f"drlhq_{preset}_")
+            rows.append(Method(f"DRLHQ[{suffix}] x8", "policy", model=variant,
                                decode="multistart_greedy+aug8", batch_size=batch))  # fmt: skip
     if models["drlhq"]:
         m = models["drlhq"]
@@ -154,8 +176,7 @@ def prins_part(models: dict[str, str | None] | None = None) -> TablePart:
     model = (models or {}).get("drlhq") or shipped_model("drlhq", "clrp100")
     rows = [Method(f"PyVRP {PRINS_SECONDS:g}s", "pyvrp", seconds=PRINS_SECONDS)]
     if model:
-        trained = model.split("_")[1] if "_" in model else model
-        label = f"DRLHQ[{trained} model]"
+        label = f"DRLHQ[{_trained_on(model)} model]"
         rows += [
             Method(f"{label} ms-greedy", "policy", model=model, decode="multistart_greedy"),
             Method(f"{label} x8", "policy", model=model, decode="multistart_greedy+rot8"),
