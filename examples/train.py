@@ -115,8 +115,21 @@ def newest_checkpoint(ckpt_dir: Path) -> Path | None:
     return max(files, key=lambda p: p.stat().st_mtime) if files else None
 
 
+def keep_earlier_metrics(csv_dir: Path) -> Path | None:
+    """Lightning's CSVLogger overwrites ``metrics.csv`` when a run resumes: move the earlier
+    part to ``metrics_part<k>.csv`` first (the learning curve reads all parts)."""
+    current = csv_dir / "metrics.csv"
+    if not current.is_file():
+        return None
+    k = 1
+    while (csv_dir / f"metrics_part{k}.csv").exists():
+        k += 1
+    return current.rename(csv_dir / f"metrics_part{k}.csv")
+
+
 def plot_learning_curve(metrics_csv: Path, png: Path) -> bool:
-    """Validation and training reward (negative cost) against the training step."""
+    """Validation and training reward (negative cost) against the training step, over
+    ``metrics.csv`` and the ``metrics_part<k>.csv`` of earlier parts of a resumed run."""
     import csv
 
     import matplotlib
@@ -124,9 +137,11 @@ def plot_learning_curve(metrics_csv: Path, png: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if not metrics_csv.is_file():
+    parts = sorted(metrics_csv.parent.glob("metrics_part*.csv"))
+    files = [f for f in (*parts, metrics_csv) if f.is_file()]
+    if not files:
         return False
-    rows = list(csv.DictReader(metrics_csv.open()))
+    rows = [row for f in files for row in csv.DictReader(f.open())]
     series: dict[str, list[tuple[int, float]]] = {}
     for row in rows:
         for key in ("val/reward", "val/max_reward", "val/max_aug_reward", "train/reward"):
@@ -233,6 +248,9 @@ def main(argv: list[str] | None = None) -> Path:
     ckpt = newest_checkpoint(ckpt_dir) if args.resume else None
     if ckpt is not None:
         print(f"resuming from {ckpt}", flush=True)
+        kept = keep_earlier_metrics(out / "csv")
+        if kept:
+            print(f"earlier metrics kept in {kept}", flush=True)
     # RL4COTrainer.fit does not forward weights_only; the checkpoint pickles env and policy.
     L.Trainer.fit(trainer, model, ckpt_path=str(ckpt) if ckpt else None, weights_only=False)
 

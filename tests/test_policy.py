@@ -207,3 +207,22 @@ def test_shipped_policies_load_and_decode():
         folder = Path(clrp_rl4co.pretrained.__file__).parent
         meta = json.loads((folder / f"{name}.json").read_text())
         assert type(policy).__name__ == meta["class"]
+
+
+def test_shipped_models_cover_each_preset_and_load_by_preset_name():
+    from clrp_rl4co.policies import MTAPolicy, POMOStarPolicy
+    from clrp_rl4co.pretrained import available
+
+    for preset in ("clrp10", "clrp20", "clrp50", "clrp100"):
+        assert f"drlhq_{preset}" in available()
+        meta = json.loads((Path(clrp_rl4co.pretrained.__file__).parent /
+                           f"drlhq_{preset}.json").read_text())  # fmt: skip
+        assert meta["preset"] == preset and meta["training_instances"] > 0
+    by_preset = DRLHQPolicy.from_pretrained("clrp20")
+    by_name = DRLHQPolicy.from_pretrained("drlhq_clrp20")
+    assert all(torch.equal(a, b) for a, b in zip(by_preset.state_dict().values(),
+                                                 by_name.state_dict().values()))  # fmt: skip
+    assert type(POMOStarPolicy.from_pretrained("clrp20")) is POMOStarPolicy
+    assert type(MTAPolicy.from_pretrained("clrp20")) is MTAPolicy
+    with pytest.raises(FileNotFoundError, match="clrp30"):
+        DRLHQPolicy.from_pretrained("clrp30")

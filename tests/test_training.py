@@ -162,6 +162,14 @@ def test_train_script_resume(tmp_path, capsys):
     ckpt = torch.load(out / "checkpoints" / "last.ckpt", weights_only=False)
     assert ckpt["global_step"] == 4
     assert (out / "learning_curve.png").is_file() and (out / "policy_best.json").is_file()
+    # the first part's metrics survive the resume (Lightning's CSVLogger would overwrite them)
+    import csv
+
+    def steps(name):
+        return {int(row["step"]) for row in csv.DictReader((out / "csv" / name).open())}
+
+    first, second = steps("metrics_part1.csv"), steps("metrics.csv")
+    assert first and second and max(first) < min(second)
 
 
 def test_hydra_run_tiny(tmp_path):

@@ -41,6 +41,10 @@ def drop_legacy_keys(policy: torch.nn.Module, state: dict) -> dict:
     return {k: v for k, v in state.items() if k in own or k not in LEGACY_KEYS}
 
 
+#: Shipped-name prefix of each policy class (``<prefix>_<preset>``).
+SHIPPED_PREFIX = {"DRLHQPolicy": "drlhq", "POMOStarPolicy": "pomo", "MTAPolicy": "mta"}
+
+
 class PretrainedMixin:
     """``save_pretrained`` / ``from_pretrained`` for policies that keep ``self.config``."""
 
@@ -63,9 +67,16 @@ class PretrainedMixin:
     def from_pretrained(cls, name_or_path: str | Path, map_location: str = "cpu", **overrides):
         """Load a policy saved by :meth:`save_pretrained` (a shipped name or a path).
 
-        The weights are read with ``torch.load(weights_only=True)``; ``overrides`` replace config
-        entries that do not change the parameters (e.g. decode types).
+        A bare preset (``"clrp20"``) names this class's shipped model of that size
+        (``DRLHQPolicy`` -> ``drlhq_clrp20``, ``POMOStarPolicy`` -> ``pomo_clrp20``,
+        ``MTAPolicy`` -> ``mta_clrp20``). The weights are read with
+        ``torch.load(weights_only=True)``; ``overrides`` replace config entries that do not
+        change the parameters (e.g. decode types).
         """
+        name = str(name_or_path)
+        prefix = SHIPPED_PREFIX.get(cls.__name__)
+        if prefix and name.startswith("clrp") and name[4:].isdigit() and not Path(name).exists():
+            name_or_path = f"{prefix}_{name}"
         weights, config_path = _resolve(name_or_path)
         meta = json.loads(config_path.read_text())
         if meta.get("class", cls.__name__) != cls.__name__:
