@@ -113,3 +113,17 @@ def test_bad_mode_raises():
     inst = random_instance(10, 1)
     with pytest.raises(ValueError, match="mode"):
         refine(inst, naive_solution(inst, 1), mode="depots")
+
+
+def test_refine_vs_pyvrp_benchmark_smoke():
+    """benchmarks/refine_vs_pyvrp.py runs both methods on the same instances and pairs them."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "refine_vs_pyvrp.py"
+    spec = importlib.util.spec_from_file_location("refine_vs_pyvrp", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary = module.main(["--preset", "clrp10", "--num", "2", "--seconds", "0.2"])
+    assert summary["lower"] + summary["equal"] + summary["higher"] == 2
+    assert summary["refine"] - summary["pyvrp"] == pytest.approx(summary["diff"][0])
