@@ -323,3 +323,20 @@ def test_same_budget_variant_gets_its_own_row():
     assert rows["DRLHQ x8"].model == "drlhq_clrp20"
     assert not any("samebudget" in label for label in
                    (m.label for m in synthetic_part("clrp50").methods))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "model, label",
+    [
+        ("drlhq_clrp20", "DRLHQ x8"),
+        ("drlhq_clrp50", "DRLHQ[clrp50 model] x8"),
+        ("drlhq_clrp20_samebudget", "DRLHQ[clrp20_samebudget model] x8"),
+        ("/tmp/some_dir/my_model", "DRLHQ[my_model model] x8"),
+        ("runs/a_b/checkpoints/best.ckpt", "DRLHQ[best model] x8"),
+    ],
+)
+def test_row_labels_name_the_model(model, label):
+    from clrp_rl4co.tables.specs import synthetic_part
+
+    labels = [m.label for m in synthetic_part("clrp20", {"drlhq": model}).methods]
+    assert label in labels
