@@ -246,6 +246,14 @@ def test_paired_comparison_of_refinement_and_pyvrp():
     methods = [Method("P", "pyvrp", seconds=1.0), Method("R", "refine", seconds=1.0, base="x")]
     (line,) = paired_lines(methods, rows)
     assert "R minus P = -0.5000" in line and "lower on 1, equal on 1, higher on 0" in line
+    methods.append(Method("V", "policy", model="m", decode="greedy", paired_with=("R",)))
+    rows += [
+        InstanceResult("V", 0, "a", 9.0, 1.0, True),
+        InstanceResult("V", 1, "b", 13.0, 1.0, True),
+    ]
+    lines = paired_lines(methods, rows)
+    assert len(lines) == 2 and "Paired: V minus R = +0.0000" in lines[1]
+    assert "lower on 1, equal on 0, higher on 1" in lines[1]
 
 
 def test_part_specific_limits_override_general_ones():
@@ -320,6 +328,7 @@ def test_same_budget_variant_gets_its_own_row():
 
     rows = {m.label: m for m in synthetic_part("clrp20").methods}
     assert rows["DRLHQ[samebudget] x8"].model == "drlhq_clrp20_samebudget"
+    assert rows["DRLHQ[samebudget] x8"].paired_with == ("POMO* x8", "MTA* x8")
     assert rows["DRLHQ x8"].model == "drlhq_clrp20"
     assert not any("samebudget" in label for label in
                    (m.label for m in synthetic_part("clrp50").methods))  # fmt: skip

@@ -39,6 +39,8 @@ class Method:
         base: label of the row whose solutions ``refine`` improves.
         limit: run on the first ``limit`` instances only (a labelled subset), None for all.
         batch_size: instances per policy batch (time per instance = batch wall time / size).
+        paired_with: labels of rows this row is compared with instance by instance in the
+            table (e.g. a same-budget DRLHQ model against POMO* and MTA*).
     """
 
     label: str
@@ -49,6 +51,7 @@ class Method:
     base: str | None = None
     limit: int | None = None
     batch_size: int = 100
+    paired_with: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:

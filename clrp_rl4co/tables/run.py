@@ -282,32 +282,22 @@ def paired(results: list[InstanceResult], first: str, second: str) -> dict | Non
 
 def paired_lines(methods: list[Method], results: list[InstanceResult]) -> list[str]:
     """One sentence per refinement row against the PyVRP row with the same time budget, and per
-    same-budget DRLHQ row against POMO* / MTA*."""
-    out = []
-    baselines = [o.label for o in methods if o.label.startswith(("POMO*", "MTA*"))]
+    pair a row names in ``paired_with``."""
+    pairs = []
     for m in methods:
-        if m.label.startswith("DRLHQ[samebudget]"):
-            for other in baselines:
-                stats = paired(results, m.label, other)
-                if stats:
-                    out.append(
-                        f"Paired, same training budget: {m.label} minus {other} = "
-                        f"{stats['mean_diff']:+.4f} ± {stats['ci95']:.4f} (95% CI) over "
-                        f"{stats['n']} instances; lower on {stats['wins']}, higher on "
-                        f"{stats['losses']}."
-                    )
-        if m.kind != "refine":
-            continue
+        pairs += [("Paired", m.label, other) for other in m.paired_with]
         twin = next((o for o in methods if o.kind == "pyvrp" and o.seconds == m.seconds), None)
-        stats = paired(results, m.label, twin.label) if twin else None
-        if stats is None:
-            continue
-        out.append(
-            f"Paired, same time per instance: {m.label} minus {twin.label} = "
-            f"{stats['mean_diff']:+.4f} ± {stats['ci95']:.4f} (95% CI) over {stats['n']} "
-            f"instances; lower on {stats['wins']}, equal on {stats['ties']}, higher on "
-            f"{stats['losses']}."
-        )
+        if m.kind == "refine" and twin:
+            pairs.append(("Paired, same time per instance", m.label, twin.label))
+    out = []
+    for title, first, second in pairs:
+        stats = paired(results, first, second)
+        if stats:
+            out.append(
+                f"{title}: {first} minus {second} = {stats['mean_diff']:+.4f} ± "
+                f"{stats['ci95']:.4f} (95% CI) over {stats['n']} instances; lower on "
+                f"{stats['wins']}, equal on {stats['ties']}, higher on {stats['losses']}."
+            )
     return out
 
 

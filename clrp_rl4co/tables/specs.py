@@ -119,11 +119,13 @@ def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> 
             label = _model_label(kind, models[kind], preset)
             rows.append(Method(f"{label} x8", "policy", model=models[kind],
                                decode="multistart_greedy+aug8", batch_size=batch))  # fmt: skip
+    baselines = tuple(row.label for row in rows if row.kind == "policy")
     for variant in model_variants("drlhq", preset):
         if variant != models["drlhq"]:
             suffix = variant.removeprefix(f"drlhq_{preset}_")
             rows.append(Method(f"DRLHQ[{suffix}] x8", "policy", model=variant,
-                               decode="multistart_greedy+aug8", batch_size=batch))  # fmt: skip
+                               decode="multistart_greedy+aug8", batch_size=batch,
+                               paired_with=baselines))  # fmt: skip
     if models["drlhq"]:
         m = models["drlhq"]
         label = _model_label("drlhq", m, preset)
