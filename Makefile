@@ -31,7 +31,7 @@ test: lint
 
 # Every evaluation table with its default rows and subsets (hours on a CPU; resumable).
 tables: setup
-	for t in clrp10 clrp20 clrp50 clrp100 cross-size prins; do $(VENV)/bin/clrp-rl4co table $$t || exit 1; done
+	for t in clrp10 clrp20 clrp50 clrp100 cross-size prins paper-sets; do $(VENV)/bin/clrp-rl4co table $$t || exit 1; done
 
 bench: setup
 	$(PY) benchmarks/env_step.py

@@ -4,6 +4,7 @@
     clrp-rl4co table clrp50 --subset 20 --procs 2
     clrp-rl4co table cross-size
     clrp-rl4co table prins                     # needs $CLRP_BENCHMARKS_DIR
+    clrp-rl4co table paper-sets                # DRLHQ on the paper's own clrp10/20 test sets
     clrp-rl4co datasets                        # write / verify the published test sets
 
 A rerun with the same ``--out`` resumes: cached per-instance results are read, not recomputed.
@@ -65,11 +66,16 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "datasets":
         from .tables.datasets import TEST_SET_SIZES, load_test_set, published_test_set
+        from .tables.paper_sets import drlhq_test_set_filename, load_drlhq_test_set
+        from .tables.specs import PAPER_SET_PRESETS
 
         for preset in TEST_SET_SIZES:
             td = load_test_set(preset, args.root)
             name = published_test_set(preset).filename
             print(f"{name}: {td.batch_size[0]} instances, checksum ok")
+        for preset in PAPER_SET_PRESETS:  # the DRLHQ paper's sets that the paper-sets table uses
+            td = load_drlhq_test_set(preset, args.root)
+            print(f"{drlhq_test_set_filename(preset)}: {td.batch_size[0]} instances, checksum ok")
         return 0
 
     import torch

@@ -11,6 +11,7 @@ the pinned checksum (so a change of the generator cannot silently change the tab
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,14 +91,33 @@ def load_test_set(preset: str, root: str | Path | None = None, write: bool = Tru
     """
     spec = published_test_set(preset)
     path = Path(root or datasets_dir()) / spec.filename
+    generator = CLRPGenerator(preset=preset)
+    return load_or_draw(
+        path,
+        lambda: generate_dataset(generator, spec.size, spec.seed),
+        spec.seed,
+        TEST_SET_CHECKSUMS.get(preset),
+        write,
+    )
+
+
+def load_or_draw(
+    path: Path,
+    draw: Callable[[], TensorDict],
+    seed: int,
+    expected: str | None,
+    write: bool = True,
+) -> TensorDict:
+    """Read the dataset at ``path``, or ``draw()`` it (and write it when ``write``) when the file
+    is missing; either way its checksum must equal ``expected`` (when given), else
+    ``ValueError``."""
     if path.is_file():
         td = load_dataset(path)
     else:
-        td = generate_dataset(CLRPGenerator(preset=preset), spec.size, spec.seed)
+        td = draw()
         if write:
             path.parent.mkdir(parents=True, exist_ok=True)
-            save_dataset(td, path, seed=spec.seed, compress=True)
-    expected = TEST_SET_CHECKSUMS.get(preset)
+            save_dataset(td, path, seed=seed, compress=True)
     checksum = instances_checksum(td)
     if expected is not None and checksum != expected:
         raise ValueError(

@@ -21,10 +21,22 @@ import torch
 from ..data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
 from .datasets import load_test_set, published_test_set
 from .methods import Method, TableData, run_method
+from .paper_sets import DRLHQ_TEST_SEED, drlhq_test_set_filename, load_drlhq_test_set
 from .records import InstanceResult, ResultCache, policy_fingerprint
-from .specs import SYNTHETIC, UNTRAINED, TablePart, cross_size_parts, prins_part, synthetic_part
+from .specs import (
+    SYNTHETIC,
+    UNTRAINED,
+    TablePart,
+    cross_size_parts,
+    paper_set_parts,
+    prins_part,
+    synthetic_part,
+)
 
-TABLES = (*SYNTHETIC, "cross-size", "prins")
+TABLES = (*SYNTHETIC, "cross-size", "prins", "paper-sets")
+
+#: Prefix of the parts of the ``paper-sets`` table (``paper-clrp10``: the paper's clrp10 set).
+PAPER_PART = "paper-"
 
 
 @dataclass(frozen=True)
@@ -57,17 +69,23 @@ def table_parts(table: str, models: dict[str, str] | None = None) -> list[TableP
         return cross_size_parts(models)
     if table == "prins":
         return [prins_part(models)]
+    if table == "paper-sets":
+        return paper_set_parts(models)
     raise ValueError(f"table: must be one of {TABLES}, got {table!r}")
 
 
 def table_data(part: str, max_instances: int | None = None) -> TableData:
-    """The instances of a table part (a preset's published test set, or the Prins files)."""
+    """The instances of a table part (a preset's published test set, the DRLHQ paper's test set
+    of ``paper-<preset>``, or the Prins files)."""
     if part == "prins":
         files = prins_files()
         instances = [read_prodhon(f) for f in files]
         names = [f.stem for f in files]
         return TableData(instances[:max_instances], names[:max_instances])
-    td = load_test_set(part)
+    if part.startswith(PAPER_PART):
+        td = load_drlhq_test_set(part.removeprefix(PAPER_PART))
+    else:
+        td = load_test_set(part)
     if max_instances is not None:
         td = td[:max_instances]
     names = [f"{part}-{i}" for i in range(td.batch_size[0])]
@@ -252,6 +270,8 @@ def write_part(part, data, methods, results, out: Path):
         lines.append(report.to_markdown(extra, reference_label=label))
     for line in paired_lines(methods, results):
         lines += ["", line]
+    for line in paper_lines(part.name, summaries, len(data)):
+        lines += ["", line]
     report.to_csv(summaries, out / f"{part.name}.csv")
     report.per_instance_csv(results, out / f"{part.name}_per_instance.csv")
     return "\n".join(lines)
@@ -301,6 +321,31 @@ def paired_lines(methods: list[Method], results: list[InstanceResult]) -> list[s
     return out
 
 
+def paper_lines(part: str, summaries: list, num_instances: int) -> list[str]:
+    """For a ``paper-<preset>`` part: each figure the paper reports for DRLHQ on this test set
+    next to the rows of the same kind here (relative difference in %)."""
+    from .headline import PAPER
+
+    if not part.startswith(PAPER_PART):
+        return []
+    out = []
+    for name, value in PAPER.get(part.removeprefix(PAPER_PART), {}).items():
+        sgbs = "SGBS" in name
+        rows = [s for s in summaries if s.method.startswith("DRLHQ") and " x8" in s.method
+                and ("SGBS" in s.method) == sgbs and s.instances]  # fmt: skip
+        cells = [
+            f"{s.method} {s.objective:.4f} ({100 * (s.objective - value) / value:+.2f}%"
+            + ("" if s.instances == num_instances else f", first {s.instances} instances only")
+            + ")"
+            for s in rows
+        ]
+        if cells:
+            out.append(f"The paper reports {name} = {value:.4f} on its test set (regenerated here, "
+                       "see the data line); here: "
+                       + "; ".join(cells) + ".")  # fmt: skip
+    return out
+
+
 def run_table(
     table: str,
     out: str | Path = "results",
@@ -340,6 +385,14 @@ def run_table(
     if table in SYNTHETIC or table == "cross-size":
         seed = published_test_set(parts[0].name).seed
         header.append(f"- data: published test sets (`datasets/`, seed {seed})")
+    if table == "paper-sets":
+        files = ", ".join(f"`datasets/{drlhq_test_set_filename(p.name.removeprefix(PAPER_PART))}`"
+                          for p in parts)  # fmt: skip
+        header.append(
+            f"- data: the DRLHQ repository's test sets, regenerated from its seed "
+            f"({DRLHQ_TEST_SEED}) and draw order ({files}; see `clrp_rl4co/tables/paper_sets.py` "
+            "for what is and is not verified)"
+        )
     md = folder / f"{table}.md"
     md.write_text("\n".join(header) + "\n\n" + "\n\n".join(sections) + "\n")
     if table in SYNTHETIC:

@@ -7,6 +7,8 @@ total time per instance as the lower PyVRP budget; shipped variants of the DRLHQ
 size (``drlhq_clrp20_samebudget``) get an x8 row each. Slow rows run on a labelled subset (the first
 ``limit`` instances). ``cross-size``: the largest DRLHQ model on 100 instances of each of
 clrp200 ... clrp500. ``prins``: the 30 Prins instances, gaps to both best-known columns.
+``paper-sets``: DRLHQ on the paper's own clrp10 / clrp20 test sets (regenerated from its seed),
+where its figures can be compared instance for instance.
 """
 
 from __future__ import annotations
@@ -192,3 +194,37 @@ def prins_part(models: dict[str, str | None] | None = None) -> TablePart:
                    seconds=PRINS_SECONDS, base=f"{label} x8"),
         ]  # fmt: skip
     return TablePart("prins", rows, {"drlhq": model} if model else {})
+
+
+#: Presets of the ``paper-sets`` table: those whose DRLHQ figures the evaluation issue quotes.
+PAPER_SET_PRESETS = ("clrp10", "clrp20")
+
+
+def paper_set_parts(models: dict[str, str | None] | None = None) -> list[TablePart]:
+    """DRLHQ on the paper's own test sets (regenerated, see :mod:`.paper_sets`), part
+    ``paper-<preset>``: multistart greedy, x8 and SGBS(4,4) x8 with both augmentations (RL4CO's
+    dihedral one and the paper's 45-degree rotations, ``rot45``), next to the exact solver
+    (clrp10) and PyVRP at the short budget on the first 100 instances."""
+    parts = []
+    for preset in PAPER_SET_PRESETS:
+        model = (models or {}).get("drlhq") or shipped_model("drlhq", preset)
+        short, _ = PYVRP_BUDGETS[preset]
+        rows = []
+        if _size(preset) <= 10:
+            rows.append(Method(f"Exact (HiGHS {EXACT_SECONDS:g}s)", "exact",
+                               seconds=EXACT_SECONDS, limit=SUBSET))  # fmt: skip
+        rows.append(Method(f"PyVRP {short:g}s", "pyvrp", seconds=short, limit=SUBSET))
+        if model:
+            label = _model_label("drlhq", model, preset)
+            rows += [
+                Method(f"{label} ms-greedy", "policy", model=model, decode="multistart_greedy"),
+                Method(f"{label} x8", "policy", model=model, decode="multistart_greedy+aug8"),
+                Method(f"{label} x8 rot45", "policy", model=model,
+                       decode="multistart_greedy+rot8"),
+                Method(f"{label} SGBS(4,4) x8", "policy", model=model, decode="sgbs:4x4+aug8",
+                       batch_size=25),
+                Method(f"{label} SGBS(4,4) x8 rot45", "policy", model=model,
+                       decode="sgbs:4x4+rot8", batch_size=25),
+            ]  # fmt: skip
+        parts.append(TablePart(f"paper-{preset}", rows, {"drlhq": model} if model else {}))
+    return parts
