@@ -359,6 +359,7 @@ def run_table(
     folder.mkdir(parents=True, exist_ok=True)
     parts = table_parts(table, models)
     start = time.perf_counter()
+    commit = _git_commit()  # the code this run started with (a long run may outlive a commit)
     info = hardware(options.device, options.num_procs)
     print(f"table {table}: {info}")
     sections = []
@@ -373,7 +374,7 @@ def run_table(
         f"# Table {table}",
         "",
         f"- command: `{command or ' '.join(sys.argv)}`",
-        f"- commit: {_git_commit()}, {time.strftime('%Y-%m-%d %H:%M %Z')}",
+        f"- commit: {commit} (at the start), {time.strftime('%Y-%m-%d %H:%M %Z')} (at the end)",
         f"- hardware: {info}",
         f"- this run's wall time: {time.perf_counter() - start:.0f} s (cached rows are only read);"
         f" 1-minute load average at the end: {_load_average()} on {os.cpu_count()} CPUs (other"
