@@ -28,22 +28,14 @@ import torch
 from tensordict import TensorDict
 
 from ..envs.clrp.generator import CLRPGenerator
-from .datasets import datasets_dir, load_or_draw
+from .datasets import TEST_SET_SIZES, datasets_dir, load_or_draw
 
 #: The seed of ``data/gen_data.py`` in the DRLHQ repository.
 DRLHQ_TEST_SEED = 1234
 
-#: Instances per test set in the DRLHQ repository (from its file names).
-DRLHQ_TEST_SET_SIZES: dict[str, int] = {
-    "clrp10": 1000,
-    "clrp20": 1000,
-    "clrp50": 1000,
-    "clrp100": 1000,
-    "clrp200": 100,
-    "clrp300": 100,
-    "clrp400": 100,
-    "clrp500": 100,
-}
+#: Instances per test set in the DRLHQ repository (from its file names, ``5_10_1000.pkl`` ...
+#: ``30_500_100.pkl``): the sizes the package's own test sets follow.
+DRLHQ_TEST_SET_SIZES: dict[str, int] = dict(TEST_SET_SIZES)
 
 #: SHA-256 of each regenerated set (:func:`clrp_rl4co.envs.clrp.dataset_checksum`), pinned when
 #: the files were published.
