@@ -51,6 +51,14 @@ DRLHQ_TEST_SET_CHECKSUMS: dict[str, str] = {
 }
 
 
+def _require_preset(preset: str) -> None:
+    if preset not in DRLHQ_TEST_SET_SIZES:
+        raise ValueError(
+            f"preset: the DRLHQ repository has no test set for {preset!r} "
+            f"({list(DRLHQ_TEST_SET_SIZES)})"
+        )
+
+
 def drlhq_test_set_filename(preset: str) -> str:
     return f"drlhq_{preset}_test_{DRLHQ_TEST_SET_SIZES[preset]}_seed{DRLHQ_TEST_SEED}.npz"
 
@@ -61,11 +69,7 @@ def draw_drlhq_test_set(preset: str, size: int | None = None) -> TensorDict:
     Returns an instance TensorDict of this package (depots first in ``locs``, raw coordinates in
     the unit square, capacities and opening costs real-valued as in the paper's files).
     """
-    if preset not in DRLHQ_TEST_SET_SIZES:
-        raise ValueError(
-            f"preset: the DRLHQ repository has no test set for {preset!r} "
-            f"({list(DRLHQ_TEST_SET_SIZES)})"
-        )
+    _require_preset(preset)
     total = DRLHQ_TEST_SET_SIZES[preset]
     size = total if size is None else size
     if not 1 <= size <= total:
@@ -105,8 +109,7 @@ def load_drlhq_test_set(
     """The regenerated DRLHQ test set of ``preset`` from ``root`` (default
     :func:`clrp_rl4co.tables.datasets.datasets_dir`), drawn and written when missing; its
     checksum must match the pinned one, else ``ValueError``."""
-    if preset not in DRLHQ_TEST_SET_SIZES:
-        draw_drlhq_test_set(preset)  # raises with the list of presets
+    _require_preset(preset)
     path = Path(root or datasets_dir()) / drlhq_test_set_filename(preset)
     return load_or_draw(
         path,
