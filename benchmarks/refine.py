@@ -37,7 +37,9 @@ from pathlib import Path
 import torch
 from tensordict import TensorDict
 
-from clrp_rl4co.envs.clrp import CLRPEnv, CLRPGenerator, generate_dataset
+from clrp_rl4co import CLRPEnv
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+from clrp_rl4co.envs.clrp.validity import pad_actions
 
 MODES = ("full", "routes")
 
@@ -144,7 +146,7 @@ def run_case(
     )
     same = env.local_search(td, actions, max_runtime=1.0, max_iterations=0)
     width = max(same.shape[-1], actions.shape[-1])
-    identical = torch.equal(_pad(same, width), _pad(actions, width))
+    identical = torch.equal(pad_actions(same, width), pad_actions(actions, width))
     print(f"max_iterations=0 returns the input unchanged: {identical}")
     if not identical:
         raise SystemExit("max_iterations=0 changed the actions")
@@ -182,13 +184,6 @@ def run_case(
             )
             print(format_row(rows[-1]), flush=True)
     return rows
-
-
-def _pad(actions: torch.Tensor, length: int) -> torch.Tensor:
-    extra = length - actions.shape[-1]
-    if extra <= 0:
-        return actions
-    return torch.cat([actions, actions[:, -1:].expand(-1, extra)], dim=-1)
 
 
 HEADER = (

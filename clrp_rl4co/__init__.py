@@ -1,9 +1,10 @@
 """clrp-rl4co: the Capacitated Location-Routing Problem for RL4CO."""
 
 from .data import CLRPInstance, CLRPSolution, instances_to_tensordict, read_prodhon
-from .envs import CLRPEnv, CLRPGenerator
+from .envs import CLRPGenerator
 from .policies import DRLHQPolicy, MTAPolicy, POMOStarPolicy
 from .search import sgbs
+from .solvers import CLRPEnv
 
 __all__ = [
     "CLRPEnv",

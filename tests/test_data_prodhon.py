@@ -161,7 +161,11 @@ def test_solution_actions_round_trip_with_padding():
     with pytest.raises(ValueError, match="must return to depot 1"):
         CLRPSolution.from_actions([1, 4, 0], 2)
     with pytest.raises(ValueError, match="outside a route"):
-        CLRPSolution.from_actions([4, 1], 2)
+        CLRPSolution.from_actions([0, 2, 0, 4, 1], 2)
+    # a multistart start action is dropped when it names the first customer served
+    assert CLRPSolution.from_actions([4, 1, 4, 3, 1, 0, 2, 0], 2) == sol
+    with pytest.raises(ValueError, match="start action 3 is not the first customer"):
+        CLRPSolution.from_actions([3, 1, 4, 3, 1, 0, 2, 0], 2)
     with pytest.raises(ValueError, match="empty route"):
         CLRPSolution.from_actions([1, 1, 0, 2, 0], 2)
     with pytest.raises(ValueError, match="not closed"):

@@ -12,8 +12,9 @@ import torch
 from tensordict import TensorDict
 
 import clrp_rl4co.solvers.api as solver_api
+from clrp_rl4co import CLRPEnv
 from clrp_rl4co.data import CLRPInstance, instances_to_tensordict
-from clrp_rl4co.envs.clrp import CLRPEnv, CLRPGenerator, generate_dataset
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 
 #: Seed of the generated clrp10 instances.
 DATA_SEED = 7

@@ -25,7 +25,8 @@ def make_td(depot_locs, customer_locs, capacity, opening, demand, q=10.0, fixed=
 
 def step(env, td, action):
     td = td.clone()
-    td.set("action", torch.full((td.batch_size[0],), action, dtype=torch.long))
+    action = torch.as_tensor(action, dtype=torch.long).expand(td.batch_size[0])
+    td.set("action", action.clone())
     return env.step(td)["next"]
 
 
@@ -110,9 +111,10 @@ def test_done_padding_is_a_free_no_op(env, small):
     for a in actions:
         td = step(env, td, a)
     assert td["done"].all() and not td["infeasible"].any()
-    assert td["action_mask"].tolist() == [[False, True, False, False, False]]
+    # the only action: node 0 (RL4CO's padding), although the vehicle is back at depot 1
+    assert td["action_mask"].tolist() == [[True, False, False, False, False]]
     before = td.clone()
-    after = step(env, td, 1)
+    after = step(env, td, 0)
     for key in (
         "cost_opening",
         "cost_vehicles",
@@ -125,9 +127,13 @@ def test_done_padding_is_a_free_no_op(env, small):
         "action_mask",
     ):
         assert torch.equal(after[key], before[key]), key
-    padded = torch.tensor([actions + [1, 1, 1]])
+    padded = torch.tensor([actions + [0, 0, 0]])
     env.check_solution_validity(after, padded)
     assert env.get_reward(after, padded).item() == pytest.approx(env.get_reward(td, padded).item())
+    # a finished instance ignores any action (sequences padded another way replay too)
+    assert torch.equal(step(env, td, 3)["cost_routing"], before["cost_routing"])
+    replayed = env.rollout_actions(small, torch.tensor([actions + [1, 1]]))
+    assert replayed["cost_routing"].item() == pytest.approx(before["cost_routing"].item())
 
 
 def test_step_is_out_of_place(env, small):
@@ -142,12 +148,51 @@ def test_step_is_out_of_place(env, small):
 
 def test_masked_action_raises_with_batch_index_and_action(env, small):
     td = env.reset(small.expand(3).clone())
-    td.set("action", torch.tensor([0, 2, 1]))
-    with pytest.raises(ValueError, match=r"action 2 is infeasible for batch index 1"):
-        env.step(td)
+    opened = step(env, td, [0, 0, 1])
+    opened.set("action", torch.tensor([2, 0, 3]))  # row 1: back to the depot just picked
+    with pytest.raises(ValueError, match=r"action 0 is infeasible for batch index 1 \(routing"):
+        env.step(opened)
+    # a customer is accepted only at the reset state (a start action), not at a later
+    # location step
+    closed = step(env, step(env, td, [0, 0, 0]), [2, 2, 2])
+    closed = step(env, closed, [0, 0, 0])
+    closed.set("action", torch.tensor([1, 3, 1]))
+    with pytest.raises(ValueError, match=r"action 3 is infeasible for batch index 1 \(location"):
+        env.step(closed)
     loose = CLRPEnv(check_actions=False)  # the check can be switched off for speed
     td.set("action", torch.tensor([0, 1, 1]))
     assert loose.step(td)["next"]["route_depot"].tolist() == [[0], [1], [1]]
+
+
+def test_start_action_serves_its_customer_first_from_a_depot_that_holds_it(env, small):
+    small["depot_capacity"] = torch.tensor([[5.0, 20.0]])  # depot 0 cannot hold demand 6
+    td = env.reset(small.expand(2).clone())
+    after = step(env, td, [4, 3])  # start customers: node 4 (demand 6), node 3 (demand 5)
+    assert after["is_location_step"].all() and (after["num_routes"] == 0).all()
+    assert after["start_customer"].reshape(-1).tolist() == [4, 3]
+    assert torch.equal(after["current_node"], td["current_node"])
+    assert (CLRPEnv.cost_parts(after)["total"] == 0).all()
+    assert after["action_mask"].tolist() == [
+        [False, True, False, False, False],
+        [True, True, False, False, False],
+    ]
+    routing = step(env, after, [1, 0])
+    assert routing["action_mask"].tolist() == [
+        [False, False, False, False, True],
+        [False, False, False, True, False],
+    ]
+    served = step(env, routing, [4, 3])
+    # free again (rules 1-5): row 0 has load 4 left (customer 2 fits, 3 does not); row 1's
+    # depot 0 has nothing left after demand 5, so only the return to it
+    assert served["action_mask"].tolist() == [
+        [False, True, True, False, False],
+        [True, False, False, False, False],
+    ]
+    # the start action is a step of the sequence: the reward replays it
+    actions = torch.tensor([[4, 1, 4, 2, 1, 1, 3, 1]])
+    final = env.rollout_actions(small, actions)
+    assert final["done"].all() and final["served"].all()
+    env.check_solution_validity(small, actions)
 
 
 def test_reset_of_a_reset_state_works(env, small):
@@ -188,7 +233,9 @@ def test_get_reward_replays_actions_from_an_initial_state(env, small):
     [
         ([0, 2, 1, 1, 3, 1, 1, 4, 1], "returns to depot 1"),
         ([0, 2, 0, 1, 2, 3, 1, 1, 4, 1], "served 2 times"),
-        ([2, 0, 3, 0, 1, 4, 1], "outside a route"),
+        ([0, 2, 0, 3, 1, 4, 1], "outside a route"),
+        ([2, 0, 3, 2, 0, 1, 4, 1], "start action 2 but the first customer served is node 3"),
+        ([3, 1, 3, 2, 1, 0, 4, 0], None),
         ([1, 2, 3, 1, 1, 4], "not closed"),
         ([1, 2, 3, 1, 1, 4, 1, 0, 0, 1], None),
         ([0, 2, 0, 0, 0, 1, 3, 1, 1, 4, 1], "empty route"),

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Tolerance on capacity comparisons (in demand units) used by the env mask and every validity
-#: check, so that float round-off in remaining capacities never flips a decision.
-CAPACITY_TOLERANCE = 1e-5
+from clrp_rl4co.envs.clrp.validity import CAPACITY_TOLERANCE
 
 
 def rounded_arc_cost(distance: np.ndarray) -> np.ndarray:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from clrp_rl4co.envs.clrp.validity import routes_from_actions
+
 from .instance import CAPACITY_TOLERANCE, CLRPInstance
 
 
@@ -57,48 +59,9 @@ class CLRPSolution:
     # ------------------------------------------------------------------ conversions
     @classmethod
     def from_actions(cls, actions: Sequence[int], num_depots: int) -> CLRPSolution:
-        """Parse an env action sequence (node indices, trailing padding allowed).
-
-        The sequence is ``d, c, c, ..., d, d', c, ..., d', ...``: a depot opens a route, customers
-        follow, the same depot closes it. Depot indices after the last closed route (padding) are
-        ignored. Raises ``ValueError`` on a malformed sequence (customer outside a route, route
-        closed at another depot, empty route, unfinished route).
-        """
-        actions = [int(a) for a in np.asarray(actions).reshape(-1)]
-        routes: list[Route] = []
-        depot = None
-        customers: list[int] = []
-        for pos, a in enumerate(actions):
-            if a < 0:
-                raise ValueError(f"actions[{pos}] = {a} is negative")
-            if a < num_depots:
-                if depot is None:
-                    depot = a
-                    customers = []
-                elif a != depot:
-                    raise ValueError(
-                        f"actions[{pos}] = {a}: route from depot {depot} must return to depot "
-                        f"{depot}"
-                    )
-                else:
-                    if not customers:
-                        # depot picked and immediately "closed": only allowed as padding, i.e.
-                        # when nothing but depots follows.
-                        if any(b >= num_depots for b in actions[pos:]):
-                            raise ValueError(f"actions[{pos}] = {a}: empty route at depot {a}")
-                        break
-                    routes.append(Route(depot, tuple(customers)))
-                    depot = None
-            else:
-                if depot is None:
-                    raise ValueError(
-                        f"actions[{pos}] = {a}: customer {a - num_depots} outside a route"
-                    )
-                customers.append(a - num_depots)
-        else:
-            if depot is not None and customers:
-                raise ValueError(f"route from depot {depot} is not closed at the end of actions")
-        return cls(routes)
+        """Parse an env action sequence (node indices, trailing padding and a multistart start
+        action allowed); see :func:`clrp_rl4co.envs.clrp.validity.routes_from_actions`."""
+        return cls([Route(d, c) for d, c in routes_from_actions(actions, num_depots)])
 
     def to_actions(self, num_depots: int) -> list[int]:
         """Env node-index action sequence (no padding)."""

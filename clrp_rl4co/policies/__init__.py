@@ -1,15 +1,18 @@
-"""Policies for the CLRP: DRLHQ and its baselines POMO* and MTA*, with the CLRP start scheme."""
+"""Policies for the CLRP: DRLHQ and its baselines POMO* and MTA*, on RL4CO's decoding."""
 
 from .augmentation import rotate45_augmentation
+from .base import CLRPPolicyMixin
 from .baselines import MTADecoder, MTAEncoder, MTAPolicy, POMOStarPolicy
 from .drlhq import DRLHQPolicy
-from .embeddings import CLRPInitEmbedding, HeterogeneousQueryContext, LastNodeLoadContext
-from .start_scheme import StartSchemeMixin, get_start_scheme_strategy, restrict_start_mask
+from .embeddings import HeterogeneousQueryContext, LastNodeLoadContext
+from .env_embeddings import CLRPContext, CLRPInitEmbedding, clrp_embeddings
 
 #: Model names of the training / evaluation scripts.
 POLICIES = {"drlhq": DRLHQPolicy, "pomo": POMOStarPolicy, "mta": MTAPolicy}
 
 __all__ = [
+    "CLRPContext",
+    "CLRPPolicyMixin",
     "CLRPInitEmbedding",
     "DRLHQPolicy",
     "HeterogeneousQueryContext",
@@ -19,8 +22,6 @@ __all__ = [
     "MTAPolicy",
     "POLICIES",
     "POMOStarPolicy",
-    "StartSchemeMixin",
-    "get_start_scheme_strategy",
-    "restrict_start_mask",
+    "clrp_embeddings",
     "rotate45_augmentation",
 ]

@@ -16,10 +16,10 @@ from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
+from .base import CLRPPolicyMixin
 from .drlhq import DRLHQPolicy
 from .embeddings import CLRPInitEmbedding, LastNodeLoadContext
 from .pretrained import PretrainedMixin
-from .start_scheme import StartSchemeMixin
 
 
 class POMOStarPolicy(DRLHQPolicy):
@@ -142,7 +142,7 @@ class MTADecoder(AutoregressiveDecoder):
         return logits, mask
 
 
-class MTAPolicy(StartSchemeMixin, PretrainedMixin, AutoregressivePolicy):
+class MTAPolicy(CLRPPolicyMixin, PretrainedMixin, AutoregressivePolicy):
     """MTA* (Li et al. 2024, multi-type attention for the multi-depot VRP) on the CLRP.
 
     Args: as :class:`clrp_rl4co.policies.DRLHQPolicy` (``num_encoder_layers`` per stream).
@@ -159,6 +159,7 @@ class MTAPolicy(StartSchemeMixin, PretrainedMixin, AutoregressivePolicy):
         train_decode_type: str = "sampling",
         val_decode_type: str = "greedy",
         test_decode_type: str = "greedy",
+        env_name: str = "clrp",
         **kwargs,
     ):
         config = dict(
@@ -174,7 +175,7 @@ class MTAPolicy(StartSchemeMixin, PretrainedMixin, AutoregressivePolicy):
                 embed_dim, num_heads, num_encoder_layers, normalization, feedforward_hidden
             ),
             decoder=MTADecoder(embed_dim, num_heads),
-            env_name="clrp",
+            env_name=env_name,
             tanh_clipping=tanh_clipping,
             train_decode_type=train_decode_type,
             val_decode_type=val_decode_type,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from rl4co.models.nn.env_embeddings.dynamic import StaticEmbedding
 from rl4co.models.zoo.am.policy import AttentionModelPolicy
 
+from .base import CLRPPolicyMixin
 from .embeddings import CLRPInitEmbedding, HeterogeneousQueryContext, PrecomputedQueryDecoder
 from .pretrained import PretrainedMixin
-from .start_scheme import StartSchemeMixin
 
 
-class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
+class DRLHQPolicy(CLRPPolicyMixin, PretrainedMixin, AttentionModelPolicy):
     """DRLHQ policy for the CLRP as an RL4CO autoregressive policy.
 
     - Encoder: :class:`CLRPInitEmbedding` (depot 4 / customer 3 features, two linear maps,
@@ -22,8 +22,9 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
       (``use_graph_context=False``); static keys/values computed once per instance; masked
       multi-head glimpse and a single-head pointer; the decoding strategy applies tanh
       clipping ``C = tanh_clipping`` (10).
-    - Decoding: the CLRP start scheme (:mod:`clrp_rl4co.policies.start_scheme`) for greedy,
-      sampling, multistart_greedy, multistart_sampling, beam_search and evaluate.
+    - Decoding: RL4CO's own (greedy, sampling, multistart_greedy, multistart_sampling,
+      beam_search, evaluate); multistart starts follow DRLHQ's start scheme, which the env
+      implements (``CLRPEnv.select_start_nodes``).
 
     Works unchanged in ``POMO(env, policy=DRLHQPolicy(...))`` and
     ``AttentionModel(env, policy=DRLHQPolicy(...))``.
@@ -36,6 +37,7 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
         normalization: ``"instance"`` (paper), ``"batch"`` or ``"layer"``.
         tanh_clipping: logit clipping ``C``.
         train_decode_type, val_decode_type, test_decode_type: RL4CO decode types.
+        env_name: RL4CO's env name (only ``"clrp"`` is meaningful).
         **kwargs: passed to :class:`AttentionModelPolicy`.
     """
 
@@ -53,6 +55,7 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
         train_decode_type: str = "sampling",
         val_decode_type: str = "greedy",
         test_decode_type: str = "greedy",
+        env_name: str = "clrp",
         **kwargs,
     ):
         self_config = dict(
@@ -69,12 +72,12 @@ class DRLHQPolicy(StartSchemeMixin, PretrainedMixin, AttentionModelPolicy):
             num_heads=num_heads,
             feedforward_hidden=feedforward_hidden,
             normalization=normalization,
-            env_name="clrp",
+            env_name=env_name,
             init_embedding=CLRPInitEmbedding(embed_dim),
             decoder=PrecomputedQueryDecoder(
                 embed_dim=embed_dim,
                 num_heads=num_heads,
-                env_name="clrp",
+                env_name=env_name,
                 context_embedding=self.context_class(embed_dim),
                 dynamic_embedding=StaticEmbedding(),
                 use_graph_context=False,

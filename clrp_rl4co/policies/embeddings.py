@@ -14,68 +14,12 @@ from rl4co.models.zoo.am.decoder import AttentionModelDecoder, PrecomputedCache
 from tensordict import TensorDict
 from torch import Tensor
 
-#: Guard for divisions by a spread that may be zero (one depot, equal ratios, one point).
-EPS = 1e-9
+from .env_embeddings import CLRPInitEmbedding
 
-
-def normalize_coordinates(locs: Tensor) -> Tensor:
-    """Min-max normalise coordinates per instance with one scale for both axes.
-
-    Args:
-        locs: [B, M, 2] coordinates (any units, possibly augmented).
-
-    Returns:
-        [B, M, 2] coordinates in [0, 1]^2; the longer axis spans exactly [0, 1].
-    """
-    low = locs.amin(dim=-2, keepdim=True)
-    span = (locs.amax(dim=-2, keepdim=True) - low).amax(dim=-1, keepdim=True)
-    return (locs - low) / span.clamp(min=EPS)
-
-
-def depot_features(td: TensorDict) -> Tensor:
-    """The two non-spatial depot features of DRLHQ, [B, D, 2].
-
-    1. ``Q_i / O_i`` min-max normalised over the instance's depots (0.5 when all are equal);
-    2. ``Q_i / sum_j D_j`` (initial capacities; both in units of the vehicle capacity).
-    """
-    capacity = td["depot_capacity"]
-    ratio = capacity / td["opening_cost"].clamp(min=EPS)
-    low = ratio.amin(-1, keepdim=True)
-    spread = ratio.amax(-1, keepdim=True) - low
-    ratio = torch.where(spread > EPS, (ratio - low) / spread.clamp(min=EPS), 0.5)
-    q = td["vehicle_capacity"].reshape(*capacity.shape[:-1], 1)
-    total = (td["demand"] / q).sum(-1, keepdim=True)
-    return torch.stack([ratio, (capacity / q) / total.clamp(min=EPS)], dim=-1)
-
-
-class CLRPInitEmbedding(nn.Module):
-    """Initial node embeddings [B, D+N, E] from the CLRP node features.
-
-    Depot (4 numbers): x, y, normalised capacity/opening-cost ratio, capacity / total demand.
-    Customer (3 numbers): x, y, demand / vehicle capacity. Coordinates are renormalised per
-    instance (:func:`normalize_coordinates`) inside the embedding, so after any augmentation.
-    Two separate linear maps project depots and customers to the embedding size.
-
-    Args:
-        embed_dim: embedding size ``E``.
-        linear_bias: bias of the two input maps.
-    """
-
-    def __init__(self, embed_dim: int, linear_bias: bool = True):
-        super().__init__()
-        self.embed_dim = embed_dim
-        self.init_embed_depot = nn.Linear(4, embed_dim, bias=linear_bias)
-        self.init_embed_customer = nn.Linear(3, embed_dim, bias=linear_bias)
-
-    def forward(self, td: TensorDict) -> Tensor:
-        num_depots = td["depot_capacity"].shape[-1]
-        locs = normalize_coordinates(td["locs"].float())
-        q = td["vehicle_capacity"].reshape(*td["demand"].shape[:-1], 1)
-        depots = torch.cat([locs[..., :num_depots, :], depot_features(td)], dim=-1)
-        customers = torch.cat([locs[..., num_depots:, :], (td["demand"] / q)[..., None]], dim=-1)
-        return torch.cat(
-            [self.init_embed_depot(depots), self.init_embed_customer(customers)], dim=-2
-        )
+#: Per-instance coordinate normalisation and DRLHQ's depot features (one home: the init
+#: embedding shared with RL4CO's registries).
+normalize_coordinates = CLRPInitEmbedding.normalize_coordinates
+depot_features = CLRPInitEmbedding.depot_features
 
 
 def gather_nodes(embeddings: Tensor, index: Tensor) -> Tensor:
@@ -111,7 +55,8 @@ class HeterogeneousQueryContext(nn.Module):
       customers of the most recently completed route (``td["last_route"]``);
     - routing step: ``q_R = W_R [h_last, h_graph, vehicle_load / vehicle_capacity]`` with
       ``h_graph`` the mean of all node embeddings;
-    - first step (``td["i"] == 0``): learned placeholders replace ``h_last`` and ``h_sub``
+    - first step (no route started yet, ``td["num_routes"] == 0``; also after a multistart
+      start action): learned placeholders replace ``h_last`` and ``h_sub``
       (also ``h_sub`` while no route has been completed).
 
     The stage comes from ``td["is_location_step"]``; each state uses exactly one of the maps.
@@ -138,7 +83,7 @@ class HeterogeneousQueryContext(nn.Module):
     def location_inputs(self, embeddings: Tensor, td: TensorDict) -> Tensor:
         """``[h_last, h_sub]`` [B, (S,) 2E]."""
         dims = _state_dims(td, embeddings)
-        first = td["i"].reshape(*dims, 1) == 0
+        first = td["num_routes"].reshape(*dims, 1) == 0
         h_last = torch.where(
             first, self.placeholder_last, gather_nodes(embeddings, td["current_node"])
         )
@@ -150,7 +95,7 @@ class HeterogeneousQueryContext(nn.Module):
     def routing_inputs(self, embeddings: Tensor, td: TensorDict) -> Tensor:
         """``[h_last, h_graph, load / q]`` [B, (S,) 2E + 1]."""
         dims = _state_dims(td, embeddings)
-        first = td["i"].reshape(*dims, 1) == 0
+        first = td["num_routes"].reshape(*dims, 1) == 0
         h_last = torch.where(
             first, self.placeholder_last, gather_nodes(embeddings, td["current_node"])
         )
@@ -187,7 +132,7 @@ class HeterogeneousQueryContext(nn.Module):
     def query(self, parts: dict[str, Tensor], td: TensorDict) -> Tensor:
         """The query [B, (S,) E] from :meth:`precompute`'s ``parts`` and the state ``td``."""
         dims = _state_dims(td, parts["last_location"])
-        first = td["i"].reshape(*dims, 1) == 0
+        first = td["num_routes"].reshape(*dims, 1) == 0
         current = td["current_node"]
         num_depots = parts["sub"].shape[1] - td["last_route"].shape[-1]
         sub, count = _route_mean(parts["sub"][:, num_depots:], td["last_route"], dims)
@@ -245,7 +190,7 @@ class LastNodeLoadContext(nn.Module):
 
     def query(self, parts: dict[str, Tensor], td: TensorDict) -> Tensor:
         dims = _state_dims(td, parts["last"])
-        first = td["i"].reshape(*dims, 1) == 0
+        first = td["num_routes"].reshape(*dims, 1) == 0
         last = torch.where(
             first, parts["placeholder"], gather_nodes(parts["last"], td["current_node"])
         )

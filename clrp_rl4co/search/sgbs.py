@@ -8,8 +8,8 @@ MTA* on the CLRP, and RL4CO's ``AttentionModelPolicy`` on CVRP, TSP, ...
 Algorithm (per instance, all instances and beam nodes batched together):
 
 1. One greedy multistart (POMO) rollout; the ``beta`` best starts seed the beam. A beam node is
-   the state after the start prefix (CLRP: the greedy first depot and the forced start
-   customer; other envs: the forced start node).
+   the state after the start prefix (CLRP: the start action, the greedy first depot and the
+   forced start customer; other envs: the forced start node).
 2. Until every beam node is finished: expand each node into its ``gamma`` most probable
    children (ranked per parent); simulate each child with one greedy rollout to the end (the
    greedy child reproduces its parent's rollout, so its score is reused unless
@@ -37,7 +37,7 @@ from torch import Tensor
 @dataclass
 class SGBSResult:
     """Best solutions found: ``reward`` [B] (the env's reward, higher is better), ``actions``
-    [B, T] (padded by repeating the last action), ``greedy_reward`` [B] (the greedy
+    [B, T] (padded with node 0, the env's no-op), ``greedy_reward`` [B] (the greedy
     multistart result over the same augmented copies) and counters in ``stats``."""
 
     reward: Tensor
@@ -46,14 +46,13 @@ class SGBSResult:
     stats: dict = field(default_factory=dict)
 
 
-def _pad_to(actions: Tensor, length: int, repeat_last: bool) -> Tensor:
-    """Pad [M, T] actions to ``length`` with the env's no-op: the last action repeated
-    (CLRP: the final depot) or node 0 (RL4CO's routing envs: the depot)."""
+def _pad_to(actions: Tensor, length: int) -> Tensor:
+    """Pad [M, T] actions to ``length`` with node 0, the no-op of a finished instance in the
+    CLRP and in RL4CO's routing envs."""
     extra = length - actions.shape[-1]
     if extra <= 0:
         return actions
-    pad = actions[:, -1:] if repeat_last else torch.zeros_like(actions[:, :1])
-    return torch.cat([actions, pad.expand(-1, extra)], dim=-1)
+    return torch.cat([actions, actions.new_zeros(actions.shape[0], extra)], dim=-1)
 
 
 class _Search:
@@ -70,7 +69,6 @@ class _Search:
         self.batch = td.batch_size[0]
         hidden, _ = policy.encoder(td)
         _, _, self.cache = policy.decoder.pre_decoder_hook(td, env, hidden, 0)
-        self.repeat_last = env.name == "clrp"
         self.best_reward = torch.full((self.batch,), -torch.inf, device=td.device)
         self.best_actions = torch.zeros(self.batch, 1, dtype=torch.long, device=td.device)
 
@@ -91,8 +89,8 @@ class _Search:
             return
         rows = k * self.batch + torch.arange(self.batch, device=reward.device)
         length = max(self.best_actions.shape[-1], actions.shape[-1])
-        winners = _pad_to(actions[rows], length, self.repeat_last)
-        self.best_actions = _pad_to(self.best_actions, length, self.repeat_last)
+        winners = _pad_to(actions[rows], length)
+        self.best_actions = _pad_to(self.best_actions, length)
         self.best_actions = torch.where(improved[:, None], winners, self.best_actions)
         self.best_reward = torch.where(improved, best, self.best_reward)
 
@@ -138,7 +136,8 @@ def sgbs(
         augment: number of augmented copies (1 = none); ``augment_fn`` as in RL4CO's
             ``StateAugmentation`` (``"dihedral8"`` or ``"symmetric"``, or a callable).
         reuse_greedy: reuse the parent's score for its greedy child instead of simulating it.
-        prefix_steps: steps fixed by a multistart start (default 2 for ``"clrp"``, else 1).
+        prefix_steps: steps fixed by a multistart start (default ``env.num_start_steps``, 1 for
+            RL4CO's envs whose start is one forced node; 3 for the CLRP).
         max_batch: most children simulated in one batch; instances are split into chunks so
             that ``instances x beta x gamma <= max_batch`` (bounds memory).
 
@@ -148,7 +147,7 @@ def sgbs(
     if beta < 1 or gamma < 1:
         raise ValueError(f"beta and gamma must be >= 1, got beta={beta}, gamma={gamma}")
     if prefix_steps is None:
-        prefix_steps = 2 if env.name == "clrp" else 1
+        prefix_steps = getattr(env, "num_start_steps", 1)
     was_training = policy.training
     policy.eval()
     start = time.perf_counter()
@@ -173,7 +172,7 @@ def sgbs(
         greedy.append(g)
     length = max(a.shape[-1] for a in actions)
     reward = torch.cat(rewards)
-    action = torch.cat([_pad_to(a, length, env.name == "clrp") for a in actions])
+    action = torch.cat([_pad_to(a, length) for a in actions])
     greedy_reward = torch.cat(greedy)
     copies = base.batch_size[0] // batch
     # augmented copies are laid out copy-major (row a * B + b): best over copies
@@ -203,7 +202,7 @@ def _run(env, policy, td, beta, gamma, reuse_greedy, prefix_steps, stats):
     # 1. greedy multistart (rows s * B + b); the beta best starts seed the beam
     out = policy(td.clone(), env, decode_type="multistart_greedy", return_actions=True)
     starts_reward, starts_actions = out["reward"], out["actions"]
-    stats["multistart_steps"] += starts_actions.shape[-1]
+    stats["multistart_steps"] += starts_actions.shape[-1] - 1  # the start action is forced
     num_starts = starts_reward.shape[0] // batch
     search.offer(starts_reward, starts_actions)
     greedy_reward = search.best_reward.clone()

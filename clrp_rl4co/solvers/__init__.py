@@ -2,11 +2,13 @@
 
 from .api import local_search_td, refine, solve, solve_td
 from .common import SolverResult, check_instance
+from .env import CLRPEnv
 from .exact import solve_exact
 from .pyvrp_solver import solve_pyvrp
 from .refine import refine_solution
 
 __all__ = [
+    "CLRPEnv",
     "SolverResult",
     "check_instance",
     "local_search_td",

@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, tensordict_to_instances
+from ..envs.clrp.validity import PADDING_ACTION
 from .common import SolverResult, check_instance
 from .refine import refine_solution
 
@@ -120,14 +121,13 @@ def refine(
 
 
 def _pad(sequences: list[list[int]]):
-    """[B, T] LongTensor; each row padded by repeating its last action (its last depot)."""
+    """[B, T] LongTensor; each row padded with the env's no-op (``PADDING_ACTION``)."""
     import torch
 
     length = max(len(s) for s in sequences)
-    out = torch.zeros(len(sequences), length, dtype=torch.long)
+    out = torch.full((len(sequences), length), PADDING_ACTION, dtype=torch.long)
     for b, s in enumerate(sequences):
-        row = list(s) + [s[-1]] * (length - len(s))
-        out[b] = torch.as_tensor(row, dtype=torch.long)
+        out[b, : len(s)] = torch.as_tensor(s, dtype=torch.long)
     return out
 
 
@@ -145,7 +145,7 @@ def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", 
 
     Returns:
         actions: LongTensor [B, T] of env node indices (depots ``0..D-1``, customer ``j`` is
-            ``D + j``), padded by repeating the last action.
+            ``D + j``), padded with the env's no-op (node 0).
         costs: float64 tensor [B] of positive objective values in the instance's units.
 
     Raises:
@@ -178,12 +178,12 @@ def local_search_td(
 
     Args:
         td: env TensorDict (see :func:`solve_td`).
-        actions: [B, T] node-index actions (padding by repeating the last depot allowed).
+        actions: [B, T] node-index actions (trailing padding allowed).
         max_runtime: PyVRP seconds per instance.
         mode: ``"full"`` or ``"routes"``.
 
     Returns:
-        LongTensor [B, T'] of improved actions, padded by repeating the last action.
+        LongTensor [B, T'] of improved actions, padded with the env's no-op (node 0).
     """
     instances = tensordict_to_instances(td)
     acts = np.asarray(actions.detach().cpu() if hasattr(actions, "detach") else actions)

@@ -7,21 +7,24 @@ from rl4co.envs.common.base import RL4COEnvBase
 from tensordict import TensorDict
 from torchrl.data import Bounded, Composite, Unbounded
 
-from clrp_rl4co.data.instance import CAPACITY_TOLERANCE
-
 from .generator import INSTANCE_KEYS, CLRPGenerator, load_dataset
 from .render import render
-from .validity import check_solution_validity
+from .validity import CAPACITY_TOLERANCE, PADDING_ACTION, check_solution_validity, pad_actions
 
 INF = float("inf")
 
 
-def _mask(pending_demand, remaining, location_step, route_depot, current_node, vehicle_load):
-    """Action mask of rules 1-5 with the padding action, plus the finished flags.
+def _mask(pending_demand, remaining, location_step, route_depot, current_node, vehicle_load, start):
+    """Action mask of rules 1-5 and the start rules, with the padding action, plus the
+    finished flags.
 
     Shapes: pending_demand [B, N] (demand of unserved customers, ``inf`` once served),
-    remaining [B, D], the rest [B, 1]. Returns the mask [B, D+N], ``finished`` [B] (done or
-    dead end) and ``all_served`` [B].
+    remaining [B, D], the rest [B, 1] (``start``: the start customer's node index, -1 if
+    none). Returns the mask [B, D+N], ``finished`` [B] (done or dead end) and
+    ``all_served`` [B].
+
+    While a start customer is unserved, a location step allows only the depots whose
+    remaining capacity holds its demand, and a routing step only that customer.
 
     Only a location step can be a dead end: after a depot is picked, its vehicle load
     ``min(q, remaining)`` covers the smallest unserved demand, and during a route the departure
@@ -29,21 +32,29 @@ def _mask(pending_demand, remaining, location_step, route_depot, current_node, v
     ``smallest = inf``, so "no depot holds the smallest unserved demand" covers both the
     finished and the dead-ended case.
     """
+    num_depots = remaining.shape[-1]
     smallest = pending_demand.amin(-1, keepdim=True)  # [B, 1]
+    start_index = (start - num_depots).clamp(min=0)
+    start_demand = pending_demand.gather(-1, start_index)
+    forced = (start >= num_depots) & torch.isfinite(start_demand)  # start customer unserved
     route_remaining = remaining.gather(-1, route_depot)
     limit = torch.minimum(vehicle_load, route_remaining) + CAPACITY_TOLERANCE
     limit = limit.masked_fill(location_step, -1.0)  # rule 5: no customer at a location step
     customer_ok = pending_demand <= limit  # rules 1 (served: inf) and 3
-    depot_ids = torch.arange(remaining.shape[-1], device=remaining.device)
+    customer_ids = torch.arange(pending_demand.shape[-1], device=remaining.device)
+    customer_ok = torch.where(forced, customer_ok & (customer_ids == start_index), customer_ok)
+    depot_ids = torch.arange(num_depots, device=remaining.device)
+    needed = torch.where(forced, start_demand, smallest)
     depot_ok = torch.where(
         location_step,
-        remaining >= smallest - CAPACITY_TOLERANCE,  # rule 5
-        (depot_ids == route_depot) & (current_node != route_depot),  # rules 2, 4
+        remaining >= needed - CAPACITY_TOLERANCE,  # rule 5 (start: the start customer)
+        (depot_ids == route_depot) & (current_node != route_depot) & ~forced,  # rules 2, 4
     )
     mask = torch.cat([depot_ok, customer_ok], dim=-1)
     finished = location_step & (remaining.amax(-1, keepdim=True) + CAPACITY_TOLERANCE < smallest)
-    # a finished row has no feasible action: allow the padding no-op at the current depot
-    mask = mask.scatter(-1, current_node, finished | mask.gather(-1, current_node))
+    # a finished row has no feasible action left: allow only the padding no-op
+    padding = mask[:, PADDING_ACTION : PADDING_ACTION + 1] | finished
+    mask = torch.cat([mask[:, :PADDING_ACTION], padding, mask[:, PADDING_ACTION + 1 :]], -1)
     return mask, finished.squeeze(-1), torch.isinf(smallest).squeeze(-1)
 
 
@@ -91,7 +102,8 @@ class CLRPEnv(RL4COEnvBase):
           ``pending_demand`` [B, N] (demand of unserved customers, ``inf`` once served),
           ``is_location_step`` [B, 1] (the stage indicator), ``depot_used`` [B, D],
           ``current_route`` [B, N] and ``last_route`` [B, N] (customers of the route in
-          progress and of the most recently completed route), ``num_routes`` [B, 1], ``i``.
+          progress and of the most recently completed route), ``num_routes`` [B, 1], ``i``,
+          ``start_customer`` [B, 1] (node index of the multistart start customer, -1 if none).
         - ``cost_opening``, ``cost_vehicles``, ``cost_routing`` [B] float64: the objective
           so far, split into depot, vehicle and routing parts.
 
@@ -105,9 +117,22 @@ class CLRPEnv(RL4COEnvBase):
            capacity is below the smallest unserved demand.
         Leaving depot ``i`` the vehicle load becomes ``min(q, remaining capacity of i)``.
 
+    Multistart (DRLHQ's start scheme, in the env so that RL4CO's stock multistart decoding,
+    beam search, POMO, SymNCO, PolyNet and EAS use it unchanged):
+        :meth:`select_start_nodes` returns *start actions*: customer nodes, start ``s`` owning
+        customer ``s mod N``. At the reset state (``i == 0``) the env accepts a customer
+        action (outside the mask, as RL4CO forces it) and reads it as "serve this customer
+        first": it is stored in ``start_customer`` and nothing else changes. The next
+        location step allows only the depots that can hold that customer (the policy
+        chooses among them), and the first routing step only that customer. A multistart
+        action sequence is therefore ``c, d, c, ...`` (:func:`split_start_action`).
+
     Finish condition:
         every customer served and the vehicle back at its depot (``done``). A finished state's
-        mask is one-hot on the current depot, whose step changes nothing and costs 0 (padding).
+        mask is one-hot on node 0 (``PADDING_ACTION``, as in RL4CO's routing envs), a step
+        that changes nothing and costs 0; RL4CO decodes until the whole batch is done, so
+        sequences carry such trailing padding. Any action on a finished instance is a no-op
+        and is not checked (sequences padded otherwise replay too).
         *Dead end*: rule 5 cannot foresee bin-packing failures (a depot with 5 units left and
         unserved demands 3 and 4). When no depot can serve any unserved customer at a location
         step, the state is finished with ``infeasible = True`` and the same padding mask.
@@ -128,6 +153,9 @@ class CLRPEnv(RL4COEnvBase):
     """
 
     name = "clrp"
+    #: Steps a multistart start fixes: the start action, the first depot (the policy's
+    #: choice among those that can hold the start customer) and the forced start customer.
+    num_start_steps = 3
 
     def __init__(
         self,
@@ -199,6 +227,7 @@ class CLRPEnv(RL4COEnvBase):
                 "done": zeros(dtype=torch.bool),
                 "reward": zeros(),
                 "i": zeros(1, dtype=torch.long),
+                "start_customer": torch.full((*batch, 1), -1, dtype=torch.long, device=device),
             },
             batch_size=batch,
             device=device,
@@ -210,6 +239,7 @@ class CLRPEnv(RL4COEnvBase):
             state["route_depot"],
             state["current_node"],
             state["vehicle_load"],
+            state["start_customer"],
         )
         # after validation some depot holds the smallest demand, so no reset state is finished
         state.update({"done": finished, "infeasible": finished, "action_mask": mask})
@@ -298,8 +328,11 @@ class CLRPEnv(RL4COEnvBase):
     # ------------------------------------------------------------------ step
     def _step(self, td: TensorDict) -> TensorDict:
         action = td["action"].reshape(-1, 1)  # [B, 1]
+        num_depots = td["remaining_depot_capacity"].shape[-1]
+        # a customer at the reset state is a multistart start action (see the class docstring)
+        start_action = (td["i"].reshape(-1, 1) == 0) & (action >= num_depots)
         if self.check_actions:
-            ok = td["action_mask"].gather(-1, action)
+            ok = td["action_mask"].gather(-1, action) | start_action | td["done"].reshape(-1, 1)
             if not bool(ok.all()):
                 b = int((~ok).nonzero()[0, 0])
                 stage = "location" if bool(td["is_location_step"][b]) else "routing"
@@ -311,10 +344,10 @@ class CLRPEnv(RL4COEnvBase):
         served = td["served"]
         remaining = td["remaining_depot_capacity"]
         location_step = td["is_location_step"]
-        num_depots = remaining.shape[-1]
         active = ~td["done"].reshape(-1, 1)  # torchrl's reset stores done as [B, 1]
         is_depot = action < num_depots
-        start_route = active & location_step
+        start_customer = torch.where(start_action, action, td["start_customer"])
+        start_route = active & location_step & ~start_action
         on_route = active & ~location_step
         serve = on_route & ~is_depot
         close = on_route & is_depot
@@ -344,10 +377,16 @@ class CLRPEnv(RL4COEnvBase):
             torch.minimum(vehicle_capacity, remaining.gather(-1, route_depot)),
             td["vehicle_load"] - served_demand,
         )
-        location_next = torch.where(active, close, location_step)
-        current_node = torch.where(active, action, td["current_node"])
+        location_next = torch.where(active & ~start_action, close, location_step)
+        current_node = torch.where(active & ~start_action, action, td["current_node"])
         mask, finished, all_served = _mask(
-            pending, remaining, location_next, route_depot, current_node, vehicle_load
+            pending,
+            remaining,
+            location_next,
+            route_depot,
+            current_node,
+            vehicle_load,
+            start_customer,
         )
         new = {
             "current_node": current_node,
@@ -369,14 +408,15 @@ class CLRPEnv(RL4COEnvBase):
             "infeasible": finished & ~all_served,
             "action_mask": mask,
             "i": td["i"] + 1,
+            "start_customer": start_customer,
         }
         return _replace(td, new)
 
     # ------------------------------------------------------------------ masks
     @staticmethod
     def get_action_mask(td: TensorDict) -> torch.Tensor:
-        """[B, D+N] bool mask (True = feasible) of rules 1-5; one-hot on the current depot
-        when the instance is finished or dead-ended."""
+        """[B, D+N] bool mask (True = feasible) of rules 1-5 and the start rules; one-hot on
+        ``PADDING_ACTION`` when the instance is finished or dead-ended."""
         mask, _, _ = _mask(
             td["pending_demand"],
             td["remaining_depot_capacity"],
@@ -384,6 +424,7 @@ class CLRPEnv(RL4COEnvBase):
             td["route_depot"],
             td["current_node"],
             td["vehicle_load"],
+            td["start_customer"],
         )
         return mask
 
@@ -448,7 +489,9 @@ class CLRPEnv(RL4COEnvBase):
         return td["demand"].shape[-1]
 
     def select_start_nodes(self, td: TensorDict, num_starts: int) -> torch.Tensor:
-        """Customer node indices, start-major (index ``s * B + b`` holds customer ``s``)."""
+        """Start actions [S * B]: customer node indices, start-major (index ``s * B + b``
+        holds customer ``s mod N``). Stepped at the reset state, a start action makes that
+        customer the first one served, from a depot the policy picks (class docstring)."""
         num_depots = td["depot_capacity"].shape[-1]
         num_customers = td["demand"].shape[-1]
         starts = torch.arange(num_starts, device=td.device) % num_customers + num_depots
@@ -462,36 +505,13 @@ class CLRPEnv(RL4COEnvBase):
 
     def replace_selected_actions(self, cur_actions, new_actions, selection_mask):
         """Replace rows of ``cur_actions`` [B, T] with ``new_actions`` where selected; shorter
-        sequences are padded by repeating their last action (the env's padding)."""
+        sequences are padded with the env's no-op (:func:`pad_actions`)."""
         length = max(cur_actions.shape[-1], new_actions.shape[-1])
-        cur_actions = _pad_actions(cur_actions, length)
-        new_actions = _pad_actions(new_actions, length)
+        cur_actions = pad_actions(cur_actions, length)
+        new_actions = pad_actions(new_actions, length)
         return torch.where(selection_mask[:, None], new_actions, cur_actions)
 
-    # ------------------------------------------------------------------ solvers, rendering
-    def solve(
-        self,
-        instances: TensorDict,
-        max_runtime: float,
-        num_procs: int = 1,
-        solver: str = "pyvrp",
-        **kwargs,
-    ):
-        """Reference solutions: ``(actions [B, T], costs [B])`` with *positive* costs in the
-        instance's units (RL4CO's MTVRP returns negated costs; we do not). See
-        :mod:`clrp_rl4co.solvers`."""
-        from clrp_rl4co.solvers import solve_td
-
-        return solve_td(instances, max_runtime, num_procs=num_procs, solver=solver, **kwargs)
-
-    @staticmethod
-    def local_search(td: TensorDict, actions: torch.Tensor, **kwargs) -> torch.Tensor:
-        """Improve the solutions ``actions`` [B, T] with PyVRP (never worse); see
-        :func:`clrp_rl4co.solvers.local_search_td`."""
-        from clrp_rl4co.solvers import local_search_td
-
-        return local_search_td(td, actions, **kwargs)
-
+    # ------------------------------------------------------------------ rendering
     @staticmethod
     def render(td: TensorDict, actions: torch.Tensor | None = None, ax=None, **kwargs):
         return render(td, actions, ax=ax, **kwargs)
@@ -525,16 +545,10 @@ class CLRPEnv(RL4COEnvBase):
             depot_used=Unbounded(shape=(num_depots,), dtype=torch.bool),
             current_route=Unbounded(shape=(num_customers,), dtype=torch.bool),
             last_route=Unbounded(shape=(num_customers,), dtype=torch.bool),
+            start_customer=Bounded(low=-1, high=num_nodes - 1, shape=(1,), dtype=torch.int64),
             action_mask=Unbounded(shape=(num_nodes,), dtype=torch.bool),
             shape=(),
         )
         self.action_spec = Bounded(low=0, high=num_nodes - 1, shape=(1,), dtype=torch.int64)
         self.reward_spec = Unbounded(shape=(1,))
         self.done_spec = Unbounded(shape=(1,), dtype=torch.bool)
-
-
-def _pad_actions(actions: torch.Tensor, length: int) -> torch.Tensor:
-    extra = length - actions.shape[-1]
-    if extra <= 0:
-        return actions
-    return torch.cat([actions, actions[:, -1:].expand(-1, extra)], dim=-1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from torch.distributions import Uniform
 
 #: Presets of the DRLHQ paper (Miao et al.): customers, depots, depot capacity range and
 #: opening-cost range; demand is an integer in {10..19}, vehicle capacity 70, fixed cost 1.
+#: :func:`size_rule` gives the same depots and ranges at each preset's ``num_loc``.
 PRESETS: dict[str, dict] = {
     "clrp10": dict(num_loc=10, num_depots=5, depot_capacity=(100, 300), opening_cost=(1, 5)),
     "clrp20": dict(num_loc=20, num_depots=5, depot_capacity=(100, 300), opening_cost=(1, 5)),
@@ -37,28 +39,126 @@ INSTANCE_KEYS = (
     "rounded_costs",
 )
 
+#: Rounds of demand-and-capacity redraws for instances that first-fit decreasing cannot pack
+#: (only possible with user-given capacity ranges, demands or ``tight_capacity``).
+MAX_REDRAW_ROUNDS = 100
+
+
+def size_rule(num_loc: int) -> dict:
+    """Depots, depot-capacity range and opening-cost range for ``num_loc`` customers.
+
+    ==================  ==========================  ==============  ============
+    customers ``N``     depots ``D``                capacity        opening cost
+    ==================  ==========================  ==============  ============
+    ``N <= 20``         5                           ``[100, 300)``  ``[1, 5)``
+    ``20 < N <= 50``    10                          ``[130, 450)``  ``[1, 5)``
+    ``50 < N <= 300``   20                          ``[500, 900)``  ``[5, 15)``
+    ``N > 300``         ``max(30, ceil(3N / 50))``  ``[500, 900)``  ``[5, 15)``
+    ==================  ==========================  ==============  ============
+
+    It gives every row of :data:`PRESETS` at the preset's ``N`` (10, 20, 50, ..., 500), 30
+    depots up to ``N = 500`` and 60 at ``N = 1000``.
+
+    Feasible by construction with the default demands ``{10..19}`` (``M = 19``): first-fit (in
+    any order, so first-fit decreasing too) fails on a customer of demand ``s <= M`` only if
+    every depot has less than ``s`` left, i.e. only if total capacity ``C < T + (D - 1) s`` for
+    total demand ``T <= N M``. So it always succeeds when ``C >= (N + D) M``, and the rule's
+    smallest total capacity ``D * min_capacity`` satisfies that for every ``N``:
+
+    * ``N <= 20``: ``5 * 100 = 500 >= (20 + 5) * 19 = 475``;
+    * ``N <= 50``: ``10 * 130 = 1300 >= (50 + 10) * 19 = 1140``;
+    * ``N <= 300``: ``20 * 500 = 10000 >= (300 + 20) * 19 = 6080``;
+    * ``N > 300``: ``500 D >= 19 (N + D)`` iff ``D >= 19 N / 481 ~ 0.040 N``, and
+      ``D >= 3N / 50 = 0.06 N``.
+
+    A vehicle (capacity 70) carries any single customer, so every instance has a solution.
+    """
+    n = int(num_loc)
+    if n < 1:
+        raise ValueError(f"num_loc: invalid value {num_loc}")
+    if n <= 20:
+        return dict(num_depots=5, depot_capacity=(100.0, 300.0), opening_cost=(1.0, 5.0))
+    if n <= 50:
+        return dict(num_depots=10, depot_capacity=(130.0, 450.0), opening_cost=(1.0, 5.0))
+    depots = 20 if n <= 300 else max(30, math.ceil(3 * n / 50))
+    return dict(num_depots=depots, depot_capacity=(500.0, 900.0), opening_cost=(5.0, 15.0))
+
+
+def ffd_feasible(demand: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
+    """Whether first-fit decreasing packs each instance's demands into its depots.
+
+    Customers are taken by decreasing demand; each goes to the first depot (in index order)
+    with enough capacity left. Vectorised over the batch (one step per customer).
+
+    Args:
+        demand: [..., N] customer demands; capacity: [..., D] depot capacities.
+
+    Returns:
+        bool [...]: True where every customer was placed.
+    """
+    batch = demand.shape[:-1]
+    dem = demand.reshape(-1, demand.shape[-1]).double()
+    remaining = capacity.reshape(-1, capacity.shape[-1]).double().clone()
+    ordered = dem.sort(dim=-1, descending=True).values
+    rows = torch.arange(dem.shape[0], device=dem.device)
+    ok = torch.ones(dem.shape[0], dtype=torch.bool, device=dem.device)
+    for j in range(ordered.shape[-1]):
+        item = ordered[:, j]
+        fits = remaining >= item[:, None]
+        placed = fits.any(-1)
+        first = fits.to(torch.uint8).argmax(-1)  # first depot that fits (0 if none)
+        remaining[rows, first] -= torch.where(placed, item, torch.zeros_like(item))
+        ok &= placed
+    return ok.reshape(batch)
+
 
 class CLRPGenerator(Generator):
     """Generator of random CLRP instances.
 
-    Defaults reproduce the DRLHQ paper's distribution for ``preset`` (default ``"clrp20"``);
-    every explicit argument overrides the preset. Customers follow ``loc_distribution`` (any
-    RL4CO sampler: ``"uniform"``, ``"cluster"``, ``"mixed"``, ...); depots follow
-    ``depot_distribution``, which is uniform by default (the paper's setting), *not* the
-    customer distribution.
+    The size is ``num_loc`` (any ``N >= 1``; default: the preset's). Unless given explicitly,
+    ``num_depots`` and the depot-capacity and opening-cost ranges follow :func:`size_rule`,
+    evaluated from the *current* ``num_loc`` each time instances are drawn, so changing
+    ``generator.num_loc`` in place (as RL4CO's Reptile callback does) changes them too:
+
+    ==================  ==========================  ==============  ============
+    customers ``N``     depots ``D``                capacity        opening cost
+    ==================  ==========================  ==============  ============
+    ``N <= 20``         5                           ``[100, 300)``  ``[1, 5)``
+    ``20 < N <= 50``    10                          ``[130, 450)``  ``[1, 5)``
+    ``50 < N <= 300``   20                          ``[500, 900)``  ``[5, 15)``
+    ``N > 300``         ``max(30, ceil(3N / 50))``  ``[500, 900)``  ``[5, 15)``
+    ==================  ==========================  ==============  ============
+
+    The rule reproduces the DRLHQ paper's presets (:data:`PRESETS`) at ``N`` = 10, 20, 50,
+    100, 200, 300, 400, 500, so ``preset="clrp50"`` and ``num_loc=50`` are the same generator.
+
+    Precedence: an explicit argument (``num_depots``, ``min_depot_capacity``, ...) always wins
+    over the rule; ``num_loc`` wins over ``preset``, which only names the default size
+    (``CLRPGenerator()`` is clrp20). Customers follow ``loc_distribution`` (any RL4CO sampler:
+    ``"uniform"``, ``"cluster"``, ``"mixed"``, ...); depots follow ``depot_distribution``,
+    which is uniform by default (the paper's setting), *not* the customer distribution.
+
+    Every instance returned can be served: first-fit decreasing packs its demands into its
+    depot capacities (always true under the rule with the default demands, see
+    :func:`size_rule`). With user-given ranges or ``tight_capacity`` it can fail: then the
+    demands and depot capacities of those instances only are redrawn (rejection sampling, so
+    instances follow the requested distribution conditioned on being packable; a batch that
+    needs no redraw consumes the random numbers exactly as a plain draw). If some still fail
+    after :data:`MAX_REDRAW_ROUNDS` rounds, ``ValueError`` names the parameters to change.
 
     Args:
-        preset: one of :data:`PRESETS` (``clrp10`` ... ``clrp500``).
-        num_loc: number of customers ``N``.
-        num_depots: number of candidate depots ``D``.
+        preset: one of :data:`PRESETS` (``clrp10`` ... ``clrp500``): the default ``num_loc``.
+        num_loc: number of customers ``N`` (wins over ``preset``).
+        num_depots: number of candidate depots ``D`` (default: :func:`size_rule`).
         min_loc, max_loc: coordinate range (unit square by default).
         loc_distribution, depot_distribution: RL4CO samplers for customers and depots.
         min_demand, max_demand: customer demand is an integer uniform in
             ``{min_demand, ..., max_demand}`` (both inclusive).
         vehicle_capacity: ``q``; vehicle_fixed_cost: ``F`` per route.
         min_depot_capacity, max_depot_capacity: depot capacity ``Q_i`` uniform real in
-            ``[min, max)``.
-        min_opening_cost, max_opening_cost: opening cost ``O_i`` uniform real in ``[min, max)``.
+            ``[min, max)`` (default: :func:`size_rule`).
+        min_opening_cost, max_opening_cost: opening cost ``O_i`` uniform real in ``[min, max)``
+            (default: :func:`size_rule`).
         tight_capacity: ``None`` or ``(low, high)``: rescale each instance's depot capacities so
             that their total is ``U(low, high)`` times its total demand (e.g. ``(1.05, 1.2)``).
 
@@ -91,23 +191,19 @@ class CLRPGenerator(Generator):
     ):
         if preset is not None and preset not in PRESETS:
             raise ValueError(f"preset: unknown preset {preset!r}; choose one of {list(PRESETS)}")
-        base = PRESETS[preset] if preset is not None else PRESETS["clrp20"]
         self.preset = preset
-        self.num_loc = int(num_loc if num_loc is not None else base["num_loc"])
-        self.num_depots = int(num_depots if num_depots is not None else base["num_depots"])
+        default_size = PRESETS[preset if preset is not None else "clrp20"]["num_loc"]
+        self.num_loc = int(num_loc if num_loc is not None else default_size)
+        # None: follow size_rule(self.num_loc) at draw time; a value: the user's, always wins
+        self.num_depots = num_depots
+        self.min_depot_capacity = min_depot_capacity
+        self.max_depot_capacity = max_depot_capacity
+        self.min_opening_cost = min_opening_cost
+        self.max_opening_cost = max_opening_cost
         self.min_loc, self.max_loc = float(min_loc), float(max_loc)
         self.min_demand, self.max_demand = int(min_demand), int(max_demand)
         self.vehicle_capacity = float(vehicle_capacity)
         self.vehicle_fixed_cost = float(vehicle_fixed_cost)
-        cap, cost = base["depot_capacity"], base["opening_cost"]
-        self.min_depot_capacity = float(
-            min_depot_capacity if min_depot_capacity is not None else cap[0]
-        )
-        self.max_depot_capacity = float(
-            max_depot_capacity if max_depot_capacity is not None else cap[1]
-        )
-        self.min_opening_cost = float(min_opening_cost if min_opening_cost is not None else cost[0])
-        self.max_opening_cost = float(max_opening_cost if max_opening_cost is not None else cost[1])
         self.tight_capacity = tuple(tight_capacity) if tight_capacity is not None else None
         self._validate()
         self.loc_sampler = kwargs.pop("loc_sampler", None) or get_sampler(
@@ -117,6 +213,60 @@ class CLRPGenerator(Generator):
             "depot", depot_distribution, min_loc, max_loc, **kwargs
         )
         super().__init__(**kwargs)
+
+    # --- size-derived values: the user's if given (not None), else size_rule(self.num_loc) ---
+    def _rule(self) -> dict:
+        return size_rule(self.num_loc)
+
+    @property
+    def num_depots(self) -> int:
+        if self._num_depots is not None:
+            return self._num_depots
+        return self._rule()["num_depots"]
+
+    @num_depots.setter
+    def num_depots(self, value: int | None) -> None:
+        self._num_depots = None if value is None else int(value)
+
+    @property
+    def min_depot_capacity(self) -> float:
+        if self._min_depot_capacity is not None:
+            return self._min_depot_capacity
+        return self._rule()["depot_capacity"][0]
+
+    @min_depot_capacity.setter
+    def min_depot_capacity(self, value: float | None) -> None:
+        self._min_depot_capacity = None if value is None else float(value)
+
+    @property
+    def max_depot_capacity(self) -> float:
+        if self._max_depot_capacity is not None:
+            return self._max_depot_capacity
+        return self._rule()["depot_capacity"][1]
+
+    @max_depot_capacity.setter
+    def max_depot_capacity(self, value: float | None) -> None:
+        self._max_depot_capacity = None if value is None else float(value)
+
+    @property
+    def min_opening_cost(self) -> float:
+        if self._min_opening_cost is not None:
+            return self._min_opening_cost
+        return self._rule()["opening_cost"][0]
+
+    @min_opening_cost.setter
+    def min_opening_cost(self, value: float | None) -> None:
+        self._min_opening_cost = None if value is None else float(value)
+
+    @property
+    def max_opening_cost(self) -> float:
+        if self._max_opening_cost is not None:
+            return self._max_opening_cost
+        return self._rule()["opening_cost"][1]
+
+    @max_opening_cost.setter
+    def max_opening_cost(self, value: float | None) -> None:
+        self._max_opening_cost = None if value is None else float(value)
 
     def _validate(self) -> None:
         checks = [
@@ -150,29 +300,67 @@ class CLRPGenerator(Generator):
                     f"tight_capacity: need 1 <= low <= high, got {self.tight_capacity}"
                 )
 
+    def _draw_demand(self, batch: list[int]) -> torch.Tensor:
+        shape = (*batch, int(self.num_loc))
+        return torch.randint(self.min_demand, self.max_demand + 1, shape).float()
+
+    def _draw_capacity(self, demand: torch.Tensor) -> torch.Tensor:
+        """Depot capacities [k, D] for the instances of ``demand`` [k, N]."""
+        low, high = self.min_depot_capacity, self.max_depot_capacity
+        return low + (high - low) * torch.rand(*demand.shape[:-1], self.num_depots)
+
+    def _tighten(self, capacity: torch.Tensor, demand: torch.Tensor) -> torch.Tensor:
+        low, high = self.tight_capacity
+        ratio = low + (high - low) * torch.rand(*demand.shape[:-1], 1)
+        total_demand = demand.sum(-1, keepdim=True)
+        return capacity / capacity.sum(-1, keepdim=True) * total_demand * ratio
+
+    def _packable(self, demand: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
+        """First-fit-decreasing feasibility; the sure cases skip the packing loop: total
+        capacity at least total demand + D * largest demand (yes, see :func:`size_rule`) or
+        below total demand (no)."""
+        total_capacity, total_demand = capacity.sum(-1), demand.sum(-1)
+        ok = total_capacity >= total_demand + capacity.shape[-1] * demand.amax(-1)
+        unsure = ~ok & (total_capacity >= total_demand)
+        if unsure.any():
+            ok[unsure] = ffd_feasible(demand[unsure], capacity[unsure])
+        return ok
+
     def _generate(self, batch_size) -> TensorDict:
+        self._validate()  # num_loc may have been changed in place since __init__
         batch = list(batch_size)
-        n, d = self.num_loc, self.num_depots
+        n, d = int(self.num_loc), self.num_depots
         depot_locs = self.depot_sampler.sample((*batch, d, 2))
         customer_locs = self.loc_sampler.sample((*batch, n, 2))
         locs = torch.cat([depot_locs, customer_locs], dim=-2).float()
-        demand = torch.randint(self.min_demand, self.max_demand + 1, (*batch, n)).float()
-        capacity = self.min_depot_capacity + (
-            self.max_depot_capacity - self.min_depot_capacity
-        ) * torch.rand(*batch, d)
+        demand = self._draw_demand(batch)
+        capacity = self._draw_capacity(demand)
         opening = self.min_opening_cost + (
             self.max_opening_cost - self.min_opening_cost
         ) * torch.rand(*batch, d)
-        total_demand = demand.sum(-1, keepdim=True)
         if self.tight_capacity is not None:
-            low, high = self.tight_capacity
-            ratio = low + (high - low) * torch.rand(*batch, 1)
-            capacity = capacity / capacity.sum(-1, keepdim=True) * total_demand * ratio
-        short = capacity.sum(-1, keepdim=True) < total_demand
-        if short.any():
+            capacity = self._tighten(capacity, demand)
+        # redraw demand and capacity of (only) the instances that cannot be packed; nothing
+        # is drawn when all can, so such batches keep their random numbers (and checksums)
+        ok = self._packable(demand, capacity)
+        for _ in range(MAX_REDRAW_ROUNDS):
+            if ok.all():
+                break
+            new_demand = self._draw_demand([int((~ok).sum())])
+            new_capacity = self._draw_capacity(new_demand)
+            if self.tight_capacity is not None:
+                new_capacity = self._tighten(new_capacity, new_demand)
+            demand[~ok], capacity[~ok] = new_demand, new_capacity
+            ok[~ok] = self._packable(new_demand, new_capacity)
+        if not ok.all():
             raise ValueError(
-                "depot_capacity: generated total depot capacity below total demand; raise "
-                f"min_depot_capacity (now {self.min_depot_capacity}) or add depots"
+                f"depot_capacity: {int((~ok).sum())} of {ok.numel()} instances cannot be "
+                f"served (first-fit decreasing fails) after {MAX_REDRAW_ROUNDS} rounds of "
+                f"redraws with num_loc={n}, num_depots={d}, min_depot_capacity="
+                f"{self.min_depot_capacity}, max_depot_capacity={self.max_depot_capacity}, "
+                f"demand in {{{self.min_demand}..{self.max_demand}}}, tight_capacity="
+                f"{self.tight_capacity}; raise min_depot_capacity or tight_capacity's low end, "
+                "or add depots"
             )
         return TensorDict(
             {

@@ -6,8 +6,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from clrp_rl4co.data.instance import tensordict_to_instances
-from clrp_rl4co.data.solution import CLRPSolution
+from .validity import routes_from_actions
 
 
 def render(
@@ -21,7 +20,8 @@ def render(
 
     Open depots are filled squares, unused ones hollow; depot marker size grows with capacity,
     customer marker size with demand; each route is coloured by its depot. The title shows the
-    cost breakdown when ``actions`` ([B, T] or [T]) are given. Returns the axes.
+    cost breakdown (replayed through :class:`CLRPEnv`) when ``actions`` ([B, T] or [T]) are
+    given. Returns the axes.
     """
     import matplotlib.pyplot as plt
 
@@ -31,28 +31,26 @@ def render(
     if td.batch_size == torch.Size([]):
         td = td.unsqueeze(0)
         index = 0
-    instance = tensordict_to_instances(td[index : index + 1])[0]
-    num_depots = instance.num_depots
-    solution = None
+    one = td[index : index + 1]
+    num_depots = one["depot_capacity"].shape[-1]
+    locs = one.get("cost_locs", one["locs"])[0].double().numpy()
+    routes, row = [], None
     if actions is not None:
         actions = torch.as_tensor(actions).cpu()
         row = actions if actions.dim() == 1 else actions[index]
-        solution = CLRPSolution.from_actions(row.tolist(), num_depots)
-    open_depots = set(solution.open_depots) if solution is not None else set()
+        routes = routes_from_actions(row.tolist(), num_depots)
+    open_depots = {depot for depot, _ in routes}
 
     cmap = plt.get_cmap("tab10" if num_depots <= 10 else "tab20")
     depot_colour = {d: cmap(d % cmap.N) for d in range(num_depots)}
-    cap = instance.depot_capacity
+    cap = one["depot_capacity"][0].double().numpy()
     depot_size = 80 + 220 * (cap - cap.min()) / max(np.ptp(cap), 1e-9)
-    dem = instance.demand
+    dem = one["demand"][0].double().numpy()
     customer_size = 12 + 48 * (dem - dem.min()) / max(np.ptp(dem), 1e-9)
-    locs = instance.locs
 
-    if solution is not None:
-        for route in solution.routes:
-            path = [route.depot] + [num_depots + c for c in route.customers] + [route.depot]
-            xy = locs[path]
-            ax.plot(xy[:, 0], xy[:, 1], "-", color=depot_colour[route.depot], lw=1.2, alpha=0.85)
+    for depot, customers in routes:
+        xy = locs[[depot] + [num_depots + c for c in customers] + [depot]]
+        ax.plot(xy[:, 0], xy[:, 1], "-", color=depot_colour[depot], lw=1.2, alpha=0.85)
     ax.scatter(
         locs[num_depots:, 0],
         locs[num_depots:, 1],
@@ -74,13 +72,16 @@ def render(
             linewidths=1.8,
         )
     if title is None:
-        title = instance.name
-        if solution is not None:
-            c = solution.cost(instance)
+        title = f"CLRP: {num_depots} depots, {len(dem)} customers"
+        if row is not None:
+            from .env import CLRPEnv  # the env imports this module
+
+            final = CLRPEnv().rollout_actions(one, row.reshape(1, -1))
+            c = {k: float(v[0]) for k, v in CLRPEnv.cost_parts(final).items()}
             title = (
-                f"cost {c.total:.4g} = depots {c.opening:.4g} + vehicles {c.vehicles:.4g} "
-                f"+ routing {c.routing:.4g}\n{len(open_depots)} open depots, "
-                f"{solution.num_routes} routes"
+                f"cost {c['total']:.4g} = depots {c['opening']:.4g} + vehicles "
+                f"{c['vehicles']:.4g} + routing {c['routing']:.4g}\n{len(open_depots)} open "
+                f"depots, {len(routes)} routes"
             )
     ax.set_title(title, fontsize=9)
     ax.set_aspect("equal")

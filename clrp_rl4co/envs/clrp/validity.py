@@ -1,11 +1,103 @@
-"""Vectorised feasibility check of CLRP action sequences (independent of the env's step)."""
+"""Vectorised feasibility check of CLRP action sequences (independent of the env's step).
+
+Also the home of the conventions every consumer of action sequences shares:
+
+- :data:`CAPACITY_TOLERANCE`, the slack of every capacity comparison;
+- :data:`PADDING_ACTION` (node 0, as in RL4CO's routing envs): the only action of a finished
+  instance, a free no-op; sequences of a batch are padded with it (:func:`pad_actions`);
+- the *start action* of a multistart solution (:func:`split_start_action`): RL4CO's multistart
+  decoding forces the first action to ``env.select_start_nodes()``; for the CLRP that is a
+  customer node ``c`` at the very first step, which reads "serve ``c`` first". A multistart
+  sequence is then ``c, d, c, ...``: the start action, the depot the policy picked, the
+  forced customer, and the rest of the solution.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import torch
 from tensordict import TensorDict
 
-from clrp_rl4co.data.instance import CAPACITY_TOLERANCE
+#: Tolerance on capacity comparisons (in demand units) used by the env mask and every validity
+#: check, so that float round-off in remaining capacities never flips a decision.
+CAPACITY_TOLERANCE = 1e-5
+
+#: The no-op of a finished instance (its mask is one-hot on it) and the padding of sequences.
+PADDING_ACTION = 0
+
+
+def pad_actions(actions: torch.Tensor, length: int) -> torch.Tensor:
+    """Pad [B, T] actions to [B, length] with :data:`PADDING_ACTION` (no-op if long enough)."""
+    extra = length - actions.shape[-1]
+    if extra <= 0:
+        return actions
+    return torch.cat([actions, actions.new_full((actions.shape[0], extra), PADDING_ACTION)], -1)
+
+
+def split_start_action(actions: torch.Tensor, num_depots: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Separate the start actions of multistart sequences from the solutions.
+
+    Args:
+        actions: [B, T] node indices (depots ``0..D-1``, customer ``j`` is ``D + j``).
+        num_depots: ``D``.
+
+    Returns:
+        ``(solutions [B, T], start_node [B])``: rows that begin with a customer node lose that
+        start action and get one :data:`PADDING_ACTION` at the end;
+        ``start_node`` is the start customer's node index, or -1 for rows without one.
+    """
+    actions = actions.long()
+    has_start = actions[:, 0] >= num_depots
+    shifted = pad_actions(actions[:, 1:], actions.shape[-1])
+    solutions = torch.where(has_start[:, None], shifted, actions)
+    return solutions, torch.where(has_start, actions[:, 0], -1)
+
+
+def routes_from_actions(
+    actions: Sequence[int], num_depots: int
+) -> list[tuple[int, tuple[int, ...]]]:
+    """Routes ``(depot, customers)`` of one action sequence (customers 0-based, in order).
+
+    The sequence is ``d, c, c, ..., d, d', c, ..., d', ...``: a depot opens a route, customers
+    follow, the same depot closes it; a leading start action (:func:`split_start_action`) is
+    dropped. Depot indices after the last closed route (padding) are ignored. Raises
+    ``ValueError`` on a malformed sequence (customer outside a route, route closed at another
+    depot, empty route, unfinished route).
+    """
+    actions = [int(a) for a in np.asarray(actions).reshape(-1)]
+    if actions and actions[0] >= num_depots:
+        start, actions = actions[0], actions[1:]
+        if len(actions) < 2 or actions[1] != start:
+            raise ValueError(f"start action {start} is not the first customer served")
+    routes: list[tuple[int, tuple[int, ...]]] = []
+    depot = None
+    customers: list[int] = []
+    for pos, a in enumerate(actions):
+        if a < 0:
+            raise ValueError(f"actions[{pos}] = {a} is negative")
+        if a >= num_depots:
+            if depot is None:
+                raise ValueError(f"actions[{pos}] = {a}: customer {a - num_depots} outside a route")
+            customers.append(a - num_depots)
+        elif depot is None:
+            depot, customers = a, []
+        elif a != depot:
+            raise ValueError(
+                f"actions[{pos}] = {a}: route from depot {depot} must return to depot {depot}"
+            )
+        elif customers:
+            routes.append((depot, tuple(customers)))
+            depot = None
+        elif any(b >= num_depots for b in actions[pos:]):
+            # a depot picked and immediately "closed" is only allowed as trailing padding
+            raise ValueError(f"actions[{pos}] = {a}: empty route at depot {a}")
+        else:
+            return routes
+    if depot is not None and customers:
+        raise ValueError(f"route from depot {depot} is not closed at the end of actions")
+    return routes
 
 
 def _first(violation: torch.Tensor):
@@ -23,7 +115,8 @@ def check_solution_validity(td: TensorDict, actions: torch.Tensor) -> None:
 
     Checks, for every instance of the batch at once: action range; routes open at a depot, serve
     at least one customer and close at the same depot; every customer served exactly once;
-    vehicle capacity per route; depot capacity per depot; the last route is closed. Depot
+    vehicle capacity per route; depot capacity per depot; the last route is closed; a start
+    action (multistart, :func:`split_start_action`) names the first customer served. Depot
     indices after the last closed route are padding and ignored. The message names the
     instance (batch index) and the customer, route, depot or position at fault.
 
@@ -43,6 +136,16 @@ def check_solution_validity(td: TensorDict, actions: torch.Tensor) -> None:
     if bad is not None:
         b, t = bad
         raise ValueError(f"instance {b}: actions[{t}] = {int(actions[b, t])} is not a node index")
+    actions, start_node = split_start_action(actions, num_depots)
+    if horizon > 1:
+        first_customer = actions[:, 1]
+        wrong = (start_node >= 0) & (first_customer != start_node)
+        if wrong.any():
+            b = int(wrong.nonzero()[0, 0])
+            raise ValueError(
+                f"instance {b}: start action {int(start_node[b])} but the first customer "
+                f"served is node {int(first_customer[b])}"
+            )
 
     pos = torch.arange(horizon, device=actions.device).expand(batch, horizon)
     is_depot = actions < num_depots
