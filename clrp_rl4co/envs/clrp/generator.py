@@ -112,6 +112,29 @@ def ffd_feasible(demand: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
     return ok.reshape(batch)
 
 
+class _RuleDefault:
+    """A generator attribute that is the user's value when set (not None) and otherwise
+    :func:`size_rule`'s entry ``key`` (item ``index`` of a range) for the current ``num_loc``."""
+
+    def __init__(self, key: str, index: int | None, cast: type = float):
+        self.key, self.index, self.cast = key, index, cast
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.attr = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        value = obj.__dict__.get(self.attr)
+        if value is not None:
+            return value
+        rule = size_rule(obj.num_loc)[self.key]
+        return rule if self.index is None else rule[self.index]
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.attr] = None if value is None else self.cast(value)
+
+
 class CLRPGenerator(Generator):
     """Generator of random CLRP instances.
 
@@ -214,59 +237,12 @@ class CLRPGenerator(Generator):
         )
         super().__init__(**kwargs)
 
-    # --- size-derived values: the user's if given (not None), else size_rule(self.num_loc) ---
-    def _rule(self) -> dict:
-        return size_rule(self.num_loc)
-
-    @property
-    def num_depots(self) -> int:
-        if self._num_depots is not None:
-            return self._num_depots
-        return self._rule()["num_depots"]
-
-    @num_depots.setter
-    def num_depots(self, value: int | None) -> None:
-        self._num_depots = None if value is None else int(value)
-
-    @property
-    def min_depot_capacity(self) -> float:
-        if self._min_depot_capacity is not None:
-            return self._min_depot_capacity
-        return self._rule()["depot_capacity"][0]
-
-    @min_depot_capacity.setter
-    def min_depot_capacity(self, value: float | None) -> None:
-        self._min_depot_capacity = None if value is None else float(value)
-
-    @property
-    def max_depot_capacity(self) -> float:
-        if self._max_depot_capacity is not None:
-            return self._max_depot_capacity
-        return self._rule()["depot_capacity"][1]
-
-    @max_depot_capacity.setter
-    def max_depot_capacity(self, value: float | None) -> None:
-        self._max_depot_capacity = None if value is None else float(value)
-
-    @property
-    def min_opening_cost(self) -> float:
-        if self._min_opening_cost is not None:
-            return self._min_opening_cost
-        return self._rule()["opening_cost"][0]
-
-    @min_opening_cost.setter
-    def min_opening_cost(self, value: float | None) -> None:
-        self._min_opening_cost = None if value is None else float(value)
-
-    @property
-    def max_opening_cost(self) -> float:
-        if self._max_opening_cost is not None:
-            return self._max_opening_cost
-        return self._rule()["opening_cost"][1]
-
-    @max_opening_cost.setter
-    def max_opening_cost(self, value: float | None) -> None:
-        self._max_opening_cost = None if value is None else float(value)
+    # size-derived values: the user's if given (not None), else size_rule(self.num_loc)
+    num_depots = _RuleDefault("num_depots", None, int)
+    min_depot_capacity = _RuleDefault("depot_capacity", 0)
+    max_depot_capacity = _RuleDefault("depot_capacity", 1)
+    min_opening_cost = _RuleDefault("opening_cost", 0)
+    max_opening_cost = _RuleDefault("opening_cost", 1)
 
     def _validate(self) -> None:
         checks = [
