@@ -4,8 +4,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CLRP_BENCHMARKS_DIR ?= $(abspath ../shared/benchmarks)
 export CLRP_BENCHMARKS_DIR
+# RL4CO source tree that upstream/rl4co-clrp.patch applies to (read-only; copied, then patched)
+CLRP_RL4CO_SNAPSHOT ?= $(abspath ../shared/rl4co)
+export CLRP_RL4CO_SNAPSHOT
 
-.PHONY: setup demo test lint format bench tables clean
+.PHONY: setup demo test lint format bench tables clean upstream-patch upstream-check
 
 $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +35,14 @@ test: lint
 # Every evaluation table with its default rows and subsets (hours on a CPU; resumable).
 tables: setup
 	for t in clrp10 clrp20 clrp50 clrp100 cross-size prins paper-sets; do $(VENV)/bin/clrp-rl4co table $$t || exit 1; done
+
+# The CLRP env as a contribution to RL4CO: regenerate upstream/rl4co-clrp.patch from the
+# package's source, and run RL4CO's own test suite on a patched copy of the snapshot (minutes).
+upstream-patch: setup
+	$(PY) upstream/make_patch.py --snapshot "$(CLRP_RL4CO_SNAPSHOT)"
+
+upstream-check: setup
+	bash upstream/check.sh "$(PY)" "$(CLRP_RL4CO_SNAPSHOT)"
 
 bench: setup
 	$(PY) benchmarks/env_step.py
