@@ -33,6 +33,8 @@ from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
+from ..envs.clrp.validity import pad_actions  # node 0: the CLRP's and RL4CO's no-op
+
 
 @dataclass
 class SGBSResult:
@@ -44,15 +46,6 @@ class SGBSResult:
     actions: Tensor
     greedy_reward: Tensor
     stats: dict = field(default_factory=dict)
-
-
-def _pad_to(actions: Tensor, length: int) -> Tensor:
-    """Pad [M, T] actions to ``length`` with node 0, the no-op of a finished instance in the
-    CLRP and in RL4CO's routing envs."""
-    extra = length - actions.shape[-1]
-    if extra <= 0:
-        return actions
-    return torch.cat([actions, actions.new_zeros(actions.shape[0], extra)], dim=-1)
 
 
 class _Search:
@@ -89,8 +82,8 @@ class _Search:
             return
         rows = k * self.batch + torch.arange(self.batch, device=reward.device)
         length = max(self.best_actions.shape[-1], actions.shape[-1])
-        winners = _pad_to(actions[rows], length)
-        self.best_actions = _pad_to(self.best_actions, length)
+        winners = pad_actions(actions[rows], length)
+        self.best_actions = pad_actions(self.best_actions, length)
         self.best_actions = torch.where(improved[:, None], winners, self.best_actions)
         self.best_reward = torch.where(improved, best, self.best_reward)
 
@@ -172,7 +165,7 @@ def sgbs(
         greedy.append(g)
     length = max(a.shape[-1] for a in actions)
     reward = torch.cat(rewards)
-    action = torch.cat([_pad_to(a, length) for a in actions])
+    action = torch.cat([pad_actions(a, length) for a in actions])
     greedy_reward = torch.cat(greedy)
     copies = base.batch_size[0] // batch
     # augmented copies are laid out copy-major (row a * B + b): best over copies
