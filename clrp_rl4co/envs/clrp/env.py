@@ -19,12 +19,12 @@ def _mask(pending_demand, remaining, location_step, route_depot, current_node, v
     finished flags.
 
     Shapes: pending_demand [B, N] (demand of unserved customers, ``inf`` once served),
-    remaining [B, D], the rest [B, 1] (``start``: the start customer's node index, -1 if
-    none). Returns the mask [B, D+N], ``finished`` [B] (done or dead end) and
-    ``all_served`` [B].
+    remaining [B, D], the rest [B, 1] (``start``: node index of the start customer while it is
+    still to be served, -1 otherwise; ``None``: no row has one). Returns the mask [B, D+N],
+    ``finished`` [B] (done or dead end) and ``all_served`` [B].
 
-    While a start customer is unserved, a location step allows only the depots whose
-    remaining capacity holds its demand, and a routing step only that customer.
+    While a start customer is set, a location step allows only the depots whose remaining
+    capacity holds its demand, and a routing step only that customer.
 
     Only a location step can be a dead end: after a depot is picked, its vehicle load
     ``min(q, remaining)`` covers the smallest unserved demand, and during a route the departure
@@ -34,27 +34,25 @@ def _mask(pending_demand, remaining, location_step, route_depot, current_node, v
     """
     num_depots = remaining.shape[-1]
     smallest = pending_demand.amin(-1, keepdim=True)  # [B, 1]
-    start_index = (start - num_depots).clamp(min=0)
-    start_demand = pending_demand.gather(-1, start_index)
-    forced = (start >= num_depots) & torch.isfinite(start_demand)  # start customer unserved
     route_remaining = remaining.gather(-1, route_depot)
     limit = torch.minimum(vehicle_load, route_remaining) + CAPACITY_TOLERANCE
     limit = limit.masked_fill(location_step, -1.0)  # rule 5: no customer at a location step
     customer_ok = pending_demand <= limit  # rules 1 (served: inf) and 3
-    customer_ids = torch.arange(pending_demand.shape[-1], device=remaining.device)
-    customer_ok = torch.where(forced, customer_ok & (customer_ids == start_index), customer_ok)
     depot_ids = torch.arange(num_depots, device=remaining.device)
-    needed = torch.where(forced, start_demand, smallest)
-    depot_ok = torch.where(
-        location_step,
-        remaining >= needed - CAPACITY_TOLERANCE,  # rule 5 (start: the start customer)
-        (depot_ids == route_depot) & (current_node != route_depot) & ~forced,  # rules 2, 4
-    )
-    mask = torch.cat([depot_ok, customer_ok], dim=-1)
+    needed = smallest
+    in_route = (depot_ids == route_depot) & (current_node != route_depot)  # rules 2, 4
+    if start is not None:  # a multistart rollout (the first two steps)
+        forced = start >= num_depots  # [B, 1]: a start customer still to be served first
+        start_index = (start - num_depots).clamp(min=0)
+        customer_ids = torch.arange(pending_demand.shape[-1], device=remaining.device)
+        customer_ok = customer_ok & (~forced | (customer_ids == start_index))
+        needed = torch.where(forced, pending_demand.gather(-1, start_index), smallest)
+        in_route = in_route & ~forced
+    depot_ok = torch.where(location_step, remaining >= needed - CAPACITY_TOLERANCE, in_route)
+    mask = torch.cat([depot_ok, customer_ok], dim=-1)  # a new tensor: updated in place below
     finished = location_step & (remaining.amax(-1, keepdim=True) + CAPACITY_TOLERANCE < smallest)
     # a finished row has no feasible action left: allow only the padding no-op
-    padding = mask[:, PADDING_ACTION : PADDING_ACTION + 1] | finished
-    mask = torch.cat([mask[:, :PADDING_ACTION], padding, mask[:, PADDING_ACTION + 1 :]], -1)
+    mask[:, PADDING_ACTION] |= finished.squeeze(-1)
     return mask, finished.squeeze(-1), torch.isinf(smallest).squeeze(-1)
 
 
@@ -103,7 +101,8 @@ class CLRPEnv(RL4COEnvBase):
           ``is_location_step`` [B, 1] (the stage indicator), ``depot_used`` [B, D],
           ``current_route`` [B, N] and ``last_route`` [B, N] (customers of the route in
           progress and of the most recently completed route), ``num_routes`` [B, 1], ``i``,
-          ``start_customer`` [B, 1] (node index of the multistart start customer, -1 if none).
+          ``start_customer`` [B, 1] (node index of the multistart start customer until it is
+          served, -1 otherwise).
         - ``cost_opening``, ``cost_vehicles``, ``cost_routing`` [B] float64: the objective
           so far, split into depot, vehicle and routing parts.
 
@@ -329,10 +328,17 @@ class CLRPEnv(RL4COEnvBase):
     def _step(self, td: TensorDict) -> TensorDict:
         action = td["action"].reshape(-1, 1)  # [B, 1]
         num_depots = td["remaining_depot_capacity"].shape[-1]
-        # a customer at the reset state is a multistart start action (see the class docstring)
-        start_action = (td["i"].reshape(-1, 1) == 0) & (action >= num_depots)
+        active = ~td["done"].reshape(-1, 1)  # torchrl's reset stores done as [B, 1]
+        start_customer = td["start_customer"]
+        # a customer at the reset state is a multistart start action (see the class docstring):
+        # it only sets start_customer; such rows do not move (moving = False)
+        moving = active
+        if int(td["i"].min()) == 0:
+            start_action = (td["i"].reshape(-1, 1) == 0) & (action >= num_depots)
+            start_customer = torch.where(start_action, action, start_customer)
+            moving = active & ~start_action
         if self.check_actions:
-            ok = td["action_mask"].gather(-1, action) | start_action | td["done"].reshape(-1, 1)
+            ok = td["action_mask"].gather(-1, action) | ~moving  # done rows take any action
             if not bool(ok.all()):
                 b = int((~ok).nonzero()[0, 0])
                 stage = "location" if bool(td["is_location_step"][b]) else "routing"
@@ -344,11 +350,9 @@ class CLRPEnv(RL4COEnvBase):
         served = td["served"]
         remaining = td["remaining_depot_capacity"]
         location_step = td["is_location_step"]
-        active = ~td["done"].reshape(-1, 1)  # torchrl's reset stores done as [B, 1]
         is_depot = action < num_depots
-        start_customer = torch.where(start_action, action, td["start_customer"])
-        start_route = active & location_step & ~start_action
-        on_route = active & ~location_step
+        start_route = moving & location_step
+        on_route = moving & ~location_step
         serve = on_route & ~is_depot
         close = on_route & is_depot
 
@@ -362,6 +366,9 @@ class CLRPEnv(RL4COEnvBase):
             -1, customer, pending.gather(-1, customer).masked_fill(serve, INF)
         )
         served = served.scatter(-1, customer, served.gather(-1, customer) | serve)
+        has_start = int(start_customer.max()) >= 0
+        if has_start:  # kept until served (the mask forces it)
+            start_customer = start_customer.masked_fill(serve & (action == start_customer), -1)
         route = td["current_route"]
         route_customers = route.scatter(-1, customer, route.gather(-1, customer) | serve)
 
@@ -377,8 +384,8 @@ class CLRPEnv(RL4COEnvBase):
             torch.minimum(vehicle_capacity, remaining.gather(-1, route_depot)),
             td["vehicle_load"] - served_demand,
         )
-        location_next = torch.where(active & ~start_action, close, location_step)
-        current_node = torch.where(active & ~start_action, action, td["current_node"])
+        location_next = torch.where(moving, close, location_step)
+        current_node = torch.where(moving, action, td["current_node"])
         mask, finished, all_served = _mask(
             pending,
             remaining,
@@ -386,7 +393,7 @@ class CLRPEnv(RL4COEnvBase):
             route_depot,
             current_node,
             vehicle_load,
-            start_customer,
+            start_customer if has_start else None,
         )
         new = {
             "current_node": current_node,
