@@ -237,3 +237,33 @@ def test_shipped_models_cover_each_preset_and_load_by_preset_name():
     assert type(MTAPolicy.from_pretrained("clrp20")) is MTAPolicy
     with pytest.raises(FileNotFoundError, match="clrp30"):
         DRLHQPolicy.from_pretrained("clrp30")
+
+
+def test_clrp_context_is_w_of_current_node_load_and_stage():
+    """RL4CO's default-policy context: W [h_current, load / q, is_location_step], for
+    states of batch shape [B] and [B, S]."""
+    from clrp_rl4co.policies import CLRPContext
+
+    torch.manual_seed(0)
+    context = CLRPContext(4)
+    embeddings = torch.randn(2, 5, 4)
+    td = TensorDict(
+        {
+            "current_node": torch.tensor([[3], [1]]),
+            "vehicle_load": torch.tensor([[35.0], [70.0]]),
+            "vehicle_capacity": torch.tensor([[70.0], [70.0]]),
+            "is_location_step": torch.tensor([[False], [True]]),
+        },
+        batch_size=[2],
+    )
+    inputs = torch.stack(
+        [
+            torch.cat([embeddings[0, 3], torch.tensor([0.5, 0.0])]),
+            torch.cat([embeddings[1, 1], torch.tensor([1.0, 1.0])]),
+        ]
+    )
+    expected = inputs @ context.project_context.weight.T
+    torch.testing.assert_close(context(embeddings, td), expected)
+    # multistart states [B, S] against embeddings [B, M, E]
+    starts = td.unsqueeze(1).expand(2, 3).clone()
+    torch.testing.assert_close(context(embeddings, starts), expected[:, None].expand(2, 3, 4))
