@@ -49,7 +49,7 @@ def refine_cost(instance, start, seconds: float, seed: int) -> float:
 def main(argv: list[str] | None = None) -> dict:
     from clrp_rl4co.data import CLRPSolution, tensordict_to_instances
     from clrp_rl4co.envs.clrp import CLRPEnv
-    from clrp_rl4co.models import load_policy, solve
+    from clrp_rl4co.models import decode_batch, load_policy
     from clrp_rl4co.tables.datasets import load_test_set
     from clrp_rl4co.tables.report import mean_ci95
 
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
     with torch.inference_mode():
         for k in range(0, args.num, args.batch_size):
             batch = td[k : k + args.batch_size]
-            actions, _, seconds = solve(policy, env, batch, args.decode)
+            actions, _, seconds = decode_batch(policy, env, batch, args.decode)
             per = seconds / batch.batch_size[0]
             for row, instance in zip(actions.tolist(), instances[k : k + args.batch_size]):
                 starts.append(CLRPSolution.from_actions(row, instance.num_depots))

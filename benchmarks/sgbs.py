@@ -25,8 +25,8 @@ import torch
 from clrp_rl4co import CLRPEnv
 from clrp_rl4co.data import tensordict_to_instances
 from clrp_rl4co.envs.clrp import generate_dataset
-from clrp_rl4co.models.build import load_policy
-from clrp_rl4co.models.evaluation import solve as policy_solve
+from clrp_rl4co.models import load_policy
+from clrp_rl4co.models.evaluation import decode_batch
 from clrp_rl4co.search import sgbs
 from clrp_rl4co.solvers import solve as reference_solve
 
@@ -77,7 +77,7 @@ def main() -> None:
         )
         rows = []
         for spec in ("multistart_greedy", "multistart_greedy+aug8"):
-            actions, parts, seconds = policy_solve(policy, env, td, spec)
+            actions, parts, seconds = decode_batch(policy, env, td, spec)
             env.check_solution_validity(env.reset(td.clone()), actions)
             rows.append((spec, parts["total"], seconds))
         for beta, gamma in ((4, 4), (4, 3)):

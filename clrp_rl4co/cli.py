@@ -17,11 +17,14 @@ import sys
 
 
 def _models(pairs: list[str]) -> dict[str, str]:
+    from .policies import POLICIES
+
     out = {}
     for pair in pairs:
         kind, sep, name = pair.partition("=")
-        if not sep or kind not in ("drlhq", "pomo", "mta"):
-            raise SystemExit(f"--model: expected drlhq=NAME, pomo=NAME or mta=NAME, got {pair!r}")
+        if not sep or kind not in POLICIES:
+            expected = ", ".join(f"{k}=NAME" for k in POLICIES)
+            raise SystemExit(f"--model: expected one of {expected}, got {pair!r}")
         out[kind] = name
     return out
 

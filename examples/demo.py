@@ -14,18 +14,15 @@ import argparse
 import os
 import time
 
-import matplotlib
+import torch
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-from clrp_rl4co import CLRPEnv  # noqa: E402
-from clrp_rl4co.data import instances_to_tensordict, prins_bks, read_prodhon  # noqa: E402
-from clrp_rl4co.envs.clrp import generate_dataset  # noqa: E402
-from clrp_rl4co.heuristics import nearest_neighbor_rollout  # noqa: E402
-from clrp_rl4co.models import load_policy, solve  # noqa: E402
-from clrp_rl4co.policies.pretrained import PRETRAINED_DIR  # noqa: E402
+from clrp_rl4co import CLRPEnv
+from clrp_rl4co.data import instances_to_tensordict, prins_bks, read_prodhon
+from clrp_rl4co.envs.clrp import generate_dataset
+from clrp_rl4co.heuristics import nearest_neighbor_rollout
+from clrp_rl4co.models import decode_batch, load_policy
+from clrp_rl4co.policies.pretrained import PRETRAINED_DIR
 
 #: Shipped models, preferred first.
 MODELS = ("drlhq_clrp20", "drlhq_clrp20_samebudget")
@@ -78,13 +75,14 @@ def main() -> None:
     print_row("nearest neighbour", env.cost_parts(final), final["num_routes"].float().mean(), ms)
     best = None
     for spec in ("multistart_greedy", "multistart_greedy+aug8"):
-        actions, parts, seconds = solve(policy, env, td, spec)
+        actions, parts, seconds = decode_batch(policy, env, td, spec)
         env.check_solution_validity(env.reset(td.clone()), actions)
         routes = env.rollout_actions(td, actions)["num_routes"].float().mean()
         print_row(f"DRLHQ {spec}", parts, routes, seconds / args.num_instances * 1000)
         best = actions
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 6))
+    fig = Figure(figsize=(12, 6))  # no pyplot: the picture goes to a file, any backend works
+    axes = fig.subplots(1, 2)
     env.render(env.rollout_actions(td, best), best, ax=axes[0])
     axes[0].set_title(f"{args.preset} instance 0, DRLHQ\n" + axes[0].get_title(), fontsize=9)
 
@@ -99,7 +97,7 @@ def main() -> None:
         )
         header()
         for spec in ("multistart_greedy", "multistart_greedy+aug8"):
-            actions, parts, seconds = solve(policy, env, prins_td, spec)
+            actions, parts, seconds = decode_batch(policy, env, prins_td, spec)
             routes = env.rollout_actions(prins_td, actions)["num_routes"].float().mean()
             gap = (parts["total"].item() / bks.current - 1) * 100
             print_row(f"DRLHQ {spec}", parts, routes, seconds * 1000, gap)

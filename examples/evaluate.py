@@ -32,7 +32,7 @@ from clrp_rl4co.data import instances_to_tensordict, prins_bks, prins_files, rea
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.generator import CLRPGenerator, generate_dataset, load_dataset
 from clrp_rl4co.models import load_policy
-from clrp_rl4co.models.evaluation import DecodeSpec, solve
+from clrp_rl4co.models.evaluation import DecodeSpec, decode_batch
 
 COLUMNS = [
     "decode",
@@ -86,7 +86,7 @@ def evaluate(policy, env, batches, specs: list[str], reference: list[float] | No
         spec = DecodeSpec.parse(text)
         parts, seconds = [], 0.0
         for _, td in batches:
-            _, p, s = solve(policy, env, td, spec)
+            _, p, s = decode_batch(policy, env, td, spec)
             parts.append(p)
             seconds += s
         merged = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}

@@ -37,12 +37,13 @@ from clrp_rl4co.models import (
     monitor_metric,
     paper_lr_schedule,
 )
+from clrp_rl4co.policies import POLICIES
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--preset", default="clrp20", help="clrp10 ... clrp100 (generator preset)")
-    p.add_argument("--model", default="drlhq", choices=["drlhq", "pomo", "mta"])
+    p.add_argument("--model", default="drlhq", choices=list(POLICIES))
     p.add_argument("--algorithm", default="pomo", choices=["pomo", "reinforce"])
     p.add_argument("--embed-dim", type=int, default=256)
     p.add_argument("--layers", type=int, default=6)
@@ -188,7 +189,6 @@ def main(argv: list[str] | None = None) -> Path:
     )
     if args.init:
         from clrp_rl4co.models import load_policy
-        from clrp_rl4co.policies import POLICIES
 
         policy = load_policy(args.init)
         if not isinstance(policy, POLICIES[args.model]):

@@ -1,8 +1,13 @@
 import os
-from pathlib import Path
 
-import pytest
-import torch
+# Headless: pictures are written to files. Set before anything imports matplotlib; the
+# library itself never chooses a backend.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
 
 from clrp_rl4co import CLRPEnv, CLRPInstance
-from clrp_rl4co.envs.clrp import generate_dataset
+from clrp_rl4co.envs.clrp import generate_dataset, instance_tensordict
+from clrp_rl4co.solvers import check_instance
 
 
 @pytest.fixture
@@ -24,6 +26,7 @@ def td():
         ("opening_cost", (0, 4), -1.0, r"opening_cost\[0, 4\] must be finite and non-negative"),
         ("locs", (2, 3, 1), float("nan"), r"locs\[2, 3, 1\] must be finite, got nan"),
         ("vehicle_fixed_cost", (1, 0), -2.0, r"vehicle_fixed_cost\[1, 0\] must be finite and"),
+        ("vehicle_capacity", (2, 0), 0.0, r"vehicle_capacity\[2, 0\] must be positive, got 0"),
     ],
 )
 def test_env_reset_rejects_bad_values(td, key, index, value, message):
@@ -46,6 +49,26 @@ def test_env_reset_rejects_a_customer_no_depot_can_hold(td):
     td["depot_capacity"][0] = 18.0
     td["demand"][0, 3] = 19.0
     with pytest.raises(ValueError, match=r"demand\[0, 3\] = 19 exceeds every depot_capacity"):
+        CLRPEnv().reset(td)
+
+
+def test_env_reset_rejects_customers_the_depots_that_can_hold_them_cannot_take(td):
+    # total demand 64 <= total capacity 102 and every demand fits the depot of capacity 30,
+    # but the three customers of demand 19 (57 in all) fit only into that one depot
+    td["depot_capacity"][1] = torch.tensor([30.0, 18.0, 18.0, 18.0, 18.0])
+    td["demand"][1] = torch.tensor([19.0, 19.0, 19.0] + [1.0] * 7)
+    with pytest.raises(
+        ValueError,
+        match=r"instance 1: customers with demand >= 19 need 57 but the depots that can hold "
+        r"them \(depot_capacity >= 19\) have only 30",
+    ):
+        CLRPEnv().reset(td)
+
+
+def test_env_reset_rejects_instances_without_customers(td):
+    td = td.clone()
+    td["demand"] = td["demand"][:, :0]
+    with pytest.raises(ValueError, match=r"demand: need at least one customer, got shape \[3, 0\]"):
         CLRPEnv().reset(td)
 
 
@@ -81,16 +104,65 @@ def _instance(**overrides):
 @pytest.mark.parametrize(
     "overrides,message",
     [
-        (dict(demand=np.array([1.0, -2.0, 3.0])), r"demand\[1\] must be positive, got -2"),
-        (dict(demand=np.array([1.0, 6.0, 3.0])), r"demand\[1\] = 6.0 exceeds vehicle_capacity"),
-        (dict(depot_capacity=np.array([1.0, 2.0])), "total demand = 6.0 exceeds total"),
-        (dict(opening_cost=np.array([1.0, np.nan])), r"opening_cost\[1\] must be finite"),
+        (dict(demand=[1.0, -2.0, 3.0]), r"demand\[0, 1\] must be finite and non-negative, got -2"),
+        (dict(demand=[1.0, 6.0, 3.0]), r"demand\[0, 1\] = 6 exceeds vehicle_capacity 5"),
+        (dict(depot_capacity=[3.0, 2.0]), "total demand 6 exceeds total depot_capacity 5"),
+        (dict(depot_capacity=[2.0, 2.0]), r"demand\[0, 2\] = 3 exceeds every depot_capacity"),
+        (
+            dict(depot_capacity=[1.5, 4.5], demand=[2.0, 2.0, 2.0]),
+            r"customers with demand >= 2 need 6 but .* \(depot_capacity >= 2\) have only 4.5",
+        ),
+        (dict(opening_cost=[1.0, np.nan]), r"opening_cost\[0, 1\] must be finite"),
         (dict(customer_locs=np.ones((3, 3))), r"customer_locs: expected shape \[N>=1, 2\]"),
         (dict(demand=np.ones(4)), r"demand: expected shape \(3,\), got \(4,\)"),
-        (dict(vehicle_capacity=0.0), "vehicle_capacity.* must be positive"),
-        (dict(depot_locs=np.array([[0.0, np.inf], [0, 0]])), r"depot_locs\[0, 1\] must be finite"),
+        (dict(vehicle_capacity=0.0), r"vehicle_capacity\[0, 0\] must be positive, got 0"),
+        (dict(depot_locs=[[0.0, np.inf], [0, 0]]), r"locs\[0, 0, 1\] must be finite, got inf"),
     ],
 )
 def test_instance_rejects_bad_values(overrides, message):
-    with pytest.raises(ValueError, match=message):
+    # messages start with the instance's name (else the class name); a rule on the whole
+    # instance names it as instance 0 of a batch of one, like the env's reset
+    with pytest.raises(ValueError, match="^CLRPInstance: (instance 0: )?" + message):
         _instance(**overrides)
+    with pytest.raises(ValueError, match="^inst7: (instance 0: )?" + message):
+        _instance(name="inst7", **overrides)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        dict(depot_capacity=[2.0, 2.0]),
+        dict(depot_capacity=[1.5, 4.5], demand=[2.0, 2.0, 2.0]),
+        dict(demand=[1.0, 6.0, 3.0]),
+    ],
+)
+def test_instance_and_env_reject_with_the_same_rule(overrides):
+    """One rule set: the env's reset rejects the same instance (built from the same arrays
+    without the instance class) with the same message."""
+    args = dict(
+        depot_capacity=[10.0, 10.0],
+        demand=[1.0, 2.0, 3.0],
+        vehicle_capacity=5.0,
+    )
+    args.update(overrides)
+    td = instance_tensordict(
+        torch.zeros(1, 5, 2),
+        torch.tensor([args["depot_capacity"]]),
+        torch.ones(1, 2),
+        torch.tensor([args["demand"]]),
+        args["vehicle_capacity"],
+        1.0,
+    )
+    with pytest.raises(ValueError) as from_env:
+        CLRPEnv().reset(td)
+    with pytest.raises(ValueError) as from_instance:
+        _instance(**overrides)
+    assert str(from_instance.value) == f"CLRPInstance: {from_env.value}"
+
+
+def test_check_instance_names_the_instance_and_sees_changes_in_place():
+    inst = _instance(name="inst7")
+    check_instance(inst)
+    inst.depot_capacity[:] = [2.0, 2.0]  # the arrays are mutable: solvers check again
+    with pytest.raises(ValueError, match=r"^inst7: demand\[0, 2\] = 3 exceeds every depot_cap"):
+        check_instance(inst)

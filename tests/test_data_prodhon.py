@@ -136,7 +136,7 @@ def test_infeasible_file_is_rejected(tmp_path):
     tokens = path.read_text().split()
     tokens[2 + 4 + 6 + 1 + 2] = "80"  # first demand above vehicle capacity 12
     path.write_text(" ".join(tokens))
-    with pytest.raises(ValueError, match=r"demand\[0\] = 80.0 exceeds vehicle_capacity"):
+    with pytest.raises(ValueError, match=r"demand\[0, 0\] = 80 exceeds vehicle_capacity 12"):
         read_prodhon(path)
 
 

@@ -27,9 +27,11 @@ def batches(draw):
         demand = rng.uniform(0.5, q, num_customers)
         if integer_demand:
             demand = np.maximum(1.0, np.floor(demand))
-        shares = rng.dirichlet(np.ones(num_depots))
-        capacity = shares * demand.sum() * slack + 1e-3
-        capacity[rng.integers(num_depots)] += demand.max()  # some depot can hold any customer
+        # each depot holds its share of a hidden assignment of the customers times the slack:
+        # every instance can be served (the env's instance rules accept it), and with a slack
+        # near 1 random rollouts still dead-end
+        owner = rng.integers(num_depots, size=num_customers)
+        capacity = np.bincount(owner, weights=demand, minlength=num_depots) * slack + 1e-3
         instances.append(
             CLRPInstance(
                 depot_locs=rng.uniform(0, 50, (num_depots, 2)),

@@ -102,21 +102,6 @@ def test_local_search_zero_iterations_returns_input(env, td):
         assert torch.equal(same, actions)
 
 
-def _bin_packing_infeasible() -> CLRPInstance:
-    """Total capacity 84 >= demand 38 and every demand fits some depot, but the two customers of
-    demand 19 fit only into the one depot of capacity 30 (the others hold 18 each)."""
-    return CLRPInstance(
-        depot_locs=[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
-        customer_locs=[[0.5, 0.5], [0.4, 0.6]],
-        depot_capacity=[18.0, 18.0, 18.0, 30.0],
-        opening_cost=[1.0, 1.0, 1.0, 1.0],
-        demand=[19.0, 19.0],
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-        name="bin_packing_infeasible",
-    )
-
-
 def _feasible_small() -> CLRPInstance:
     return CLRPInstance(
         depot_locs=[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
@@ -131,7 +116,10 @@ def _feasible_small() -> CLRPInstance:
 
 @pytest.mark.parametrize("solver", ["pyvrp", "exact"])
 def test_solve_rejects_bin_packing_infeasible_before_solving(env, solver, monkeypatch):
-    td = instances_to_tensordict([_feasible_small(), _bin_packing_infeasible()])
+    # instance 1: total capacity 84 >= demand 38 and every demand fits some depot, but the two
+    # customers of demand 19 fit only into the one depot of capacity 30 (the others hold 18)
+    td = instances_to_tensordict([_feasible_small()] * 2)
+    td["depot_capacity"][1] = torch.tensor([18.0, 18.0, 18.0, 30.0])
     calls = []
     monkeypatch.setattr(solver_api, "_solve_one", lambda job: calls.append(job))
     with pytest.raises(ValueError, match="demand >= 19 need 38"):

@@ -287,10 +287,7 @@ def test_batch_size_one_and_any_size(env):
 
 
 def test_render_writes_a_picture(env, tmp_path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the Agg backend: MPLBACKEND in conftest.py
 
     td = env.reset(batch_size=[2])
     actions, final = random_rollout(env, td)
@@ -307,3 +304,15 @@ def test_specs_describe_the_state(env):
     for key in ("locs", "remaining_depot_capacity", "is_location_step", "action_mask"):
         assert key in env.observation_spec.keys()
         assert env.observation_spec[key].shape == td[key].shape[1:]
+
+
+def test_dead_end_penalty_rounds_the_span_like_an_arc(env):
+    # the dead end above on a rounded instance whose bounding box is 0.07 wide: its diagonal
+    # costs ceil(100 * 0.07) = 7 (float64's 100 * 0.07 is 7.000000000000001)
+    td0 = make_td([[0, 0], [0.07, 0]], [[0, 0], [0.07, 0]], [5, 3], [1, 1], [3, 4], q=10)
+    td0["rounded_costs"][:] = True
+    td = env.reset(td0)
+    for a in (0, 2, 0):
+        td = step(env, td, a)
+    assert td["infeasible"].all()
+    assert env.cost_parts(td)["penalty"].item() == 1 + 1 + 2 * 7

@@ -204,11 +204,11 @@ def test_paper_defaults():
 
 def test_shipped_policies_load_and_decode():
     from clrp_rl4co.models import load_policy
-    from clrp_rl4co.pretrained import available
+    from clrp_rl4co.policies import shipped_models
 
     env = CLRPEnv(generator_params={"preset": "clrp10"})
     td = env.reset(env.generator(2))
-    for name in available():
+    for name in shipped_models():
         policy = load_policy(Path(clrp_rl4co.pretrained.__file__).parent / f"{name}.pt").eval()
         with torch.no_grad():
             out = policy(td.clone(), env, decode_type="greedy")
@@ -220,12 +220,25 @@ def test_shipped_policies_load_and_decode():
         assert type(policy).__name__ == meta["class"]
 
 
+def test_baselines_share_a_base_with_drlhq_instead_of_inheriting_from_it():
+    from clrp_rl4co.policies import POMOStarPolicy
+    from clrp_rl4co.policies.attention import CLRPAttentionPolicy
+    from clrp_rl4co.policies.embeddings import LastNodeLoadContext
+
+    assert not issubclass(POMOStarPolicy, DRLHQPolicy)
+    assert issubclass(POMOStarPolicy, CLRPAttentionPolicy)
+    assert issubclass(DRLHQPolicy, CLRPAttentionPolicy)
+    assert type(DRLHQPolicy(**TINY).decoder.context_embedding) is HeterogeneousQueryContext
+    assert type(POMOStarPolicy(**TINY).decoder.context_embedding) is LastNodeLoadContext
+    with pytest.raises(TypeError, match="CLRPAttentionPolicy: set the class attribute context"):
+        CLRPAttentionPolicy(**TINY)
+
+
 def test_shipped_models_cover_each_preset_and_load_by_preset_name():
-    from clrp_rl4co.policies import MTAPolicy, POMOStarPolicy
-    from clrp_rl4co.pretrained import available
+    from clrp_rl4co.policies import MTAPolicy, POMOStarPolicy, shipped_models
 
     for preset in ("clrp10", "clrp20", "clrp50", "clrp100"):
-        assert f"drlhq_{preset}" in available()
+        assert f"drlhq_{preset}" in shipped_models("drlhq")
         meta = json.loads((Path(clrp_rl4co.pretrained.__file__).parent /
                            f"drlhq_{preset}.json").read_text())  # fmt: skip
         assert meta["preset"] == preset and meta["training_instances"] > 0
@@ -237,6 +250,26 @@ def test_shipped_models_cover_each_preset_and_load_by_preset_name():
     assert type(MTAPolicy.from_pretrained("clrp20")) is MTAPolicy
     with pytest.raises(FileNotFoundError, match="clrp30"):
         DRLHQPolicy.from_pretrained("clrp30")
+
+
+def test_registry_maps_names_classes_and_shipped_models():
+    from clrp_rl4co.policies import (
+        TITLES,
+        build_policy,
+        policy_class,
+        policy_name,
+        shipped_models,
+    )
+
+    assert set(TITLES) == set(POLICIES)
+    for name, cls in POLICIES.items():
+        assert policy_class(name) is cls and policy_class(cls.__name__) is cls
+        assert policy_name(cls) == name and policy_name(build_policy(name, **TINY)) == name
+        assert all(m.startswith(f"{name}_clrp") for m in shipped_models(name))
+    assert sorted(sum((shipped_models(n) for n in POLICIES), [])) == shipped_models()
+    assert policy_name(type("MyPolicy", (DRLHQPolicy,), {})) is None  # subclasses: not by name
+    with pytest.raises(ValueError, match="policy: unknown 'gpt'; choose one of"):
+        build_policy("gpt")
 
 
 def test_clrp_context_is_w_of_current_node_load_and_stage():

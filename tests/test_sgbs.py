@@ -99,7 +99,7 @@ def test_bad_parameters():
 
 
 def test_sgbs_decode_spec_in_evaluation():
-    from clrp_rl4co.models import DecodeSpec, solve
+    from clrp_rl4co.models import DecodeSpec, decode_batch
 
     spec = DecodeSpec.parse("sgbs:4x3+aug8")
     assert spec.sgbs == (4, 3) and spec.augment == "aug8"
@@ -107,7 +107,7 @@ def test_sgbs_decode_spec_in_evaluation():
     with pytest.raises(ValueError, match="<beta>x<gamma>"):
         DecodeSpec.parse("sgbs:4")
     env, policy, td = _clrp(3)
-    actions, parts, _ = solve(policy, env, td, "sgbs:2x2")
+    actions, parts, _ = decode_batch(policy, env, td, "sgbs:2x2")
     env.check_solution_validity(env.reset(td.clone()), actions)
-    greedy_actions, greedy_parts, _ = solve(policy, env, td, "multistart_greedy")
+    greedy_actions, greedy_parts, _ = decode_batch(policy, env, td, "multistart_greedy")
     assert (parts["total"] <= greedy_parts["total"] + 1e-9).all()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from instances import random_instance
 
-from clrp_rl4co.data import CLRPInstance
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers import solve, solve_exact, solve_pyvrp
 from clrp_rl4co.solvers.common import make_result
 
@@ -120,7 +120,7 @@ def test_clrp10_exact_vs_pyvrp(seed):
 
 def test_infeasible_instance_raises():
     # Total capacity suffices but no depot can take the customer of demand 50.
-    inst = CLRPInstance(
+    args = dict(
         depot_locs=np.zeros((2, 2)),
         customer_locs=np.ones((2, 2)),
         depot_capacity=np.array([40.0, 40.0]),
@@ -129,7 +129,11 @@ def test_infeasible_instance_raises():
         vehicle_capacity=70.0,
         vehicle_fixed_cost=1.0,
     )
-    with pytest.raises(ValueError, match="exceeds every depot capacity"):
+    with pytest.raises(ValueError, match="exceeds every depot_capacity"):
+        CLRPInstance(**args)
+    inst = CLRPInstance(**{**args, "demand": np.array([30.0, 10.0])})
+    inst.demand[0] = 50.0  # changed in place after construction: the solver checks again
+    with pytest.raises(ValueError, match="exceeds every depot_capacity"):
         solve([inst], solver="exact")
     with pytest.raises(ValueError):
         CLRPInstance(
@@ -157,3 +161,50 @@ def test_no_solution_is_not_a_cost():
     if tiny.solution is None:
         assert tiny.status == "no solution"
     assert not tiny.proven_optimal or tiny.objective == pytest.approx(tiny.bound)
+
+
+def test_make_result_raises_on_an_invalid_solution():
+    inst = random_instance(10, 0)
+    unserved = CLRPSolution([Route(0, (c,)) for c in range(9)])  # customer 9 missing
+    with pytest.raises(ValueError, match="'clrp10_0'.*'exact'.*customer 9 is not served"):
+        make_result(inst, unserved, solver="exact", runtime=0.0)
+    with pytest.raises(ValueError, match="'clrp10_0'.*bound -inf"):
+        make_result(inst, None, solver="exact", runtime=0.0, bound=-math.inf)
+
+
+def test_bound_is_none_or_finite_at_a_tiny_time_limit():
+    # HiGHS stopped by its time limit before the root LP reports a dual bound of -inf.
+    res = solve_exact(random_instance(10, 0), max_runtime=0.001, warm_start=False)
+    assert res.bound is None or math.isfinite(res.bound)
+
+
+def _status_case(monkeypatch, sol, bound, proven):
+    import clrp_rl4co.solvers.exact as exact
+
+    monkeypatch.setattr(exact, "_monolithic", lambda *args: (sol, bound, proven))
+    return exact.solve_exact(tight_instance(4, 0), max_runtime=5, warm_start=False)
+
+
+def test_status_follows_highs_and_the_gap(monkeypatch):
+    inst = tight_instance(4, 0)
+    sol = solve_pyvrp(inst, max_runtime=None, max_iterations=200).solution
+    cost = sol.cost(inst).total
+    # HiGHS proved optimality and the bound equals the solution's own cost: optimal.
+    res = _status_case(monkeypatch, sol, cost * (1 - 1e-9), True)
+    assert res.proven_optimal and res.status == "optimal" and res.objective == cost
+    # A gap left open (bound 1% below), or HiGHS not reporting Optimal: only feasible.
+    for bound, proven in ((0.99 * cost, True), (cost, False)):
+        res = _status_case(monkeypatch, sol, bound, proven)
+        assert not res.proven_optimal and res.status == "feasible", (bound, proven)
+        assert res.bound == bound and res.objective == cost
+    # Stopped before any bound or solution: no bound, no solution.
+    for bound in (-math.inf, math.inf, None):
+        res = _status_case(monkeypatch, None, bound, False)
+        assert res.bound is None and res.status == "no solution" and res.objective is None
+
+
+def test_invalid_warm_start_raises():
+    inst = tight_instance(4, 1)
+    bad = CLRPSolution([Route(0, (0, 1))])  # customers 2 and 3 missing
+    with pytest.raises(ValueError, match="warm-start solution is invalid.*not served"):
+        solve_exact(inst, max_runtime=5, warm_start=bad)

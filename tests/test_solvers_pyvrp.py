@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -12,6 +13,7 @@ from instances import random_instance
 from clrp_rl4co.data import (
     CLRPInstance,
     CLRPSolution,
+    Route,
     instances_to_tensordict,
     prins_bks,
     prins_files,
@@ -138,19 +140,14 @@ def test_unknown_solver_and_infeasible_raise():
         vehicle_capacity=70.0,
         vehicle_fixed_cost=1.0,
     )
-    # Total capacity 70 >= 60, but both 25-customers need the 30-depots: fine; make it fail:
-    inst2 = CLRPInstance(
-        depot_locs=np.zeros((3, 2)),
-        customer_locs=np.ones((3, 2)),
-        depot_capacity=np.array([30.0, 24.0, 24.0]),
-        opening_cost=np.ones(3),
-        demand=np.array([25.0, 25.0, 10.0]),
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-    )
+    # Total capacity 70 >= 60, but both 25-customers need the 30-depots: fine; make it fail
+    # (in place, after construction, which rejects it too: the solver checks again)
     solve([inst], max_runtime=None, max_iterations=50)
+    inst.depot_capacity[:] = [30.0, 24.0, 24.0]
     with pytest.raises(ValueError, match="demand >= 25"):
-        solve([inst2], max_runtime=None, max_iterations=50)
+        solve([inst], max_runtime=None, max_iterations=50)
+    with pytest.raises(ValueError, match="demand >= 25"):
+        dataclasses.replace(inst)  # a new instance of the same arrays
 
 
 def test_prins_instance_near_bks():
@@ -211,3 +208,55 @@ def test_depot_search_on_many_depots_valid_and_deterministic():
     c = solve_pyvrp(inst, max_runtime=None, max_iterations=100, seed=2, initial=a.solution)
     c.solution.check(inst)
     assert c.objective <= a.objective + 1e-9
+
+
+def packing_infeasible() -> CLRPInstance:
+    """Three customers of demand 20, two depots of capacity 30: total capacity 60 = total demand
+    and every customer fits a depot, so the input check passes, but no depot holds two of them."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [1.0, 1.0]]),
+        customer_locs=np.array([[0.2, 0.1], [0.5, 0.5], [0.9, 0.8]]),
+        depot_capacity=np.array([30.0, 30.0]),
+        opening_cost=np.ones(2),
+        demand=np.array([20.0, 20.0, 20.0]),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name="packing",
+    )
+
+
+@pytest.mark.parametrize("depot_search", [False, True])
+def test_no_feasible_solution_is_no_solution(depot_search):
+    # The documented outcome when PyVRP finds nothing: a result without a solution, no error.
+    inst = packing_infeasible()
+    res = solve_pyvrp(inst, max_runtime=None, max_iterations=50, depot_search=depot_search)
+    assert res.status == "no solution"
+    assert res.solution is None and res.objective is None and not res.proven_optimal
+
+
+def test_invalid_initial_solution_raises():
+    inst = random_instance(10, 0)
+    # Customer 9 is not served (and the one route breaks the vehicle capacity of 70).
+    bad = CLRPSolution([Route(0, tuple(range(9)))])
+    with pytest.raises(ValueError, match="'clrp10_0'.*initial solution is invalid"):
+        solve_pyvrp(inst, max_runtime=None, max_iterations=50, initial=bad)
+
+
+@pytest.mark.parametrize("depot_search", [False, True])
+def test_decoding_bug_raises(monkeypatch, depot_search):
+    # An encoding / decoding bug that loses a customer must surface, not become "no solution".
+    import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
+
+    real = pyvrp_solver.decode
+
+    def lossy(enc, solution):
+        sol = real(enc, solution)
+        first = sol.routes[0]
+        routes = [Route(first.depot, first.customers[1:])] if len(first.customers) > 1 else []
+        return CLRPSolution(routes + sol.routes[1:])
+
+    monkeypatch.setattr(pyvrp_solver, "decode", lossy)
+    with pytest.raises(ValueError, match="'clrp10_1'.*invalid solution.*not served"):
+        solve_pyvrp(
+            random_instance(10, 1), max_runtime=None, max_iterations=50, depot_search=depot_search
+        )

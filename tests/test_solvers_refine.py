@@ -127,3 +127,70 @@ def test_refine_vs_pyvrp_benchmark_smoke():
     summary = module.main(["--preset", "clrp10", "--num", "2", "--seconds", "0.2"])
     assert summary["lower"] + summary["equal"] + summary["higher"] == 2
     assert summary["refine"] - summary["pyvrp"] == pytest.approx(summary["diff"][0])
+
+
+def _refine_module():
+    import importlib
+
+    # ``clrp_rl4co.solvers.refine`` is also the name of the function the package exports.
+    return importlib.import_module("clrp_rl4co.solvers.refine")
+
+
+def test_invalid_start_is_refined_into_a_valid_solution():
+    # Capacity broken (one route of about 150 > q = 70): PyVRP repairs it; any valid result wins.
+    inst = random_instance(10, 2)
+    depot = int(np.argmax(inst.depot_capacity))
+    assert inst.depot_capacity[depot] >= inst.total_demand()  # "routes" mode can repair it
+    start = CLRPSolution([Route(depot, tuple(range(10)))])
+    with pytest.raises(ValueError, match="vehicle capacity"):
+        start.check(inst)
+    for mode in ("full", "routes"):
+        out = refine(inst, start, max_runtime=None, max_iterations=300, mode=mode)
+        out.check(inst)
+
+
+@pytest.mark.parametrize(
+    "routes,problem",
+    [
+        ([Route(0, (0, 1, 10))], "customer 10 is not in 0..9"),
+        ([Route(0, (0, 1)), Route(1, (2, 1))], "customer 1 is served more than once"),
+        ([Route(0, (0, 1)), Route(1, ())], "empty route at depot 1"),
+        ([Route(5, (0, 1))], "depot 5 is not in 0..4"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["full", "routes"])
+def test_unencodable_start_raises(routes, problem, mode):
+    inst = random_instance(10, 3)
+    with pytest.raises(ValueError, match=f"'clrp10_3'.*{problem}"):
+        refine(inst, CLRPSolution(routes), max_runtime=None, max_iterations=50, mode=mode)
+
+
+def test_no_solution_found_returns_the_input(monkeypatch):
+    # The documented outcome when PyVRP finds no feasible solution within the budget.
+    inst = random_instance(10, 4)
+    start = naive_solution(inst, 4)
+    monkeypatch.setattr(_refine_module(), "run_pyvrp", lambda *args, **kw: None)
+    assert refine(inst, start, max_runtime=None, max_iterations=50, mode="routes") is start
+
+
+def test_invalid_pyvrp_result_raises(monkeypatch):
+    # A decoded solution that loses a customer is an encoding bug: it raises, naming the instance.
+    inst = random_instance(10, 5)
+    start = naive_solution(inst, 5)
+    lossy = CLRPSolution([Route(r.depot, r.customers) for r in start.routes[1:]])
+    monkeypatch.setattr(_refine_module(), "run_pyvrp", lambda *args, **kw: lossy)
+    with pytest.raises(ValueError, match="'clrp10_5'.*invalid solution.*not served"):
+        refine(inst, start, max_runtime=None, max_iterations=50, mode="routes")
+
+
+@pytest.mark.parametrize("error", [IndexError, ValueError])
+def test_errors_inside_the_search_propagate(monkeypatch, error):
+    inst = random_instance(10, 6)
+    start = naive_solution(inst, 6)
+
+    def broken(*args, **kw):
+        raise error("bug inside the search")
+
+    monkeypatch.setattr(_refine_module(), "depot_set_search", broken)
+    with pytest.raises(error, match="bug inside the search"):
+        refine(inst, start, max_runtime=None, max_iterations=50, mode="full")

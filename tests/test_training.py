@@ -191,6 +191,25 @@ def test_hydra_run_tiny(tmp_path):
     assert type(policy).__name__ == "MTAPolicy"
 
 
+def test_model_configs_share_one_block_and_name_the_registry_classes():
+    """configs/model/{drlhq,pomo,mta}.yaml: the registry's names, each naming its class, and
+    otherwise the same composed config (the block they share through Hydra's defaults)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from clrp_rl4co.policies import POLICIES
+
+    composed = {}
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        for name, cls in POLICIES.items():
+            model = OmegaConf.to_container(compose("main", [f"model={name}"]).model)
+            assert model["policy"].pop("_target_") == f"clrp_rl4co.policies.{cls.__name__}"
+            composed[name] = model
+    first = composed["drlhq"]
+    assert all(model == first for model in composed.values())
+    assert first["_target_"] == "rl4co.models.POMO" and first["policy"]["embed_dim"] == 256
+
+
 def test_evaluate_script(tmp_path, benchmarks_root, monkeypatch):
     sys.path.insert(0, str(ROOT / "examples"))
     import evaluate

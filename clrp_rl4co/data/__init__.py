@@ -5,7 +5,6 @@ from .instance import (
     CAPACITY_TOLERANCE,
     CLRPInstance,
     instances_to_tensordict,
-    rounded_arc_cost,
     tensordict_to_instances,
 )
 from .prodhon import benchmarks_dir, prins_files, read_prodhon, write_prodhon
@@ -23,7 +22,6 @@ __all__ = [
     "prins_bks",
     "prins_files",
     "read_prodhon",
-    "rounded_arc_cost",
     "tensordict_to_instances",
     "write_prodhon",
 ]

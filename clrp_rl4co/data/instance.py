@@ -1,4 +1,5 @@
-"""A single CLRP instance as plain numpy arrays, with validation and cost conventions.
+"""A single CLRP instance as plain numpy arrays; its validation, TensorDict layout and cost
+rounding are the env's (``clrp_rl4co/envs/clrp/``).
 
 This is the one instance type shared by the file readers, the solvers and the solution object.
 Batches for the environment are :class:`tensordict.TensorDict` objects; see
@@ -12,32 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clrp_rl4co.envs.clrp.validity import CAPACITY_TOLERANCE
-
-
-def rounded_arc_cost(distance: np.ndarray) -> np.ndarray:
-    """The Prodhon integer cost convention (cost-type flag 0): ``ceil(100 * d)``.
-
-    ``1e-9`` is subtracted before rounding up so that a distance that is an exact integer
-    multiple of 0.01 in real arithmetic is not pushed up by float64 round-off.
-    """
-    return np.ceil(100.0 * np.asarray(distance, dtype=np.float64) - 1e-9)
-
-
-def _check_array(name: str, value, shape: tuple[int, ...] | None, allow_zero: bool = True):
-    arr = np.asarray(value, dtype=np.float64)
-    if shape is not None and arr.shape != shape:
-        raise ValueError(f"{name}: expected shape {shape}, got {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name}{list(idx)} must be finite, got {arr[idx]}")
-    neg = arr < 0 if allow_zero else arr <= 0
-    if neg.any():
-        idx = tuple(int(i) for i in np.argwhere(neg)[0])
-        rel = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"{name}{list(idx)} must be {rel}, got {arr[idx]}")
-    return arr
+from clrp_rl4co.envs.clrp.costs import round_cost_np
+from clrp_rl4co.envs.clrp.generator import instance_tensordict
+from clrp_rl4co.envs.clrp.validity import (
+    CAPACITY_TOLERANCE,  # noqa: F401 (data's re-export)
+    check_instance_validity,
+)
 
 
 @dataclass(frozen=True)
@@ -72,42 +53,40 @@ class CLRPInstance:
     _dist: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
+        label = self.name or "CLRPInstance"
         depot_locs = np.asarray(self.depot_locs, dtype=np.float64)
         customer_locs = np.asarray(self.customer_locs, dtype=np.float64)
-        if depot_locs.ndim != 2 or depot_locs.shape[-1] != 2 or depot_locs.shape[0] < 1:
-            raise ValueError(f"depot_locs: expected shape [D>=1, 2], got {depot_locs.shape}")
-        if customer_locs.ndim != 2 or customer_locs.shape[-1] != 2 or customer_locs.shape[0] < 1:
-            raise ValueError(f"customer_locs: expected shape [N>=1, 2], got {customer_locs.shape}")
-        num_depots, num_customers = depot_locs.shape[0], customer_locs.shape[0]
-        for name, arr in (("depot_locs", depot_locs), ("customer_locs", customer_locs)):
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                idx = tuple(int(i) for i in np.argwhere(bad)[0])
-                raise ValueError(f"{name}{list(idx)} must be finite, got {arr[idx]}")
-        capacity = _check_array("depot_capacity", self.depot_capacity, (num_depots,))
-        opening = _check_array("opening_cost", self.opening_cost, (num_depots,))
-        demand = _check_array("demand", self.demand, (num_customers,), allow_zero=False)
-        q = float(_check_array("vehicle_capacity", self.vehicle_capacity, (), allow_zero=False))
-        fixed = float(_check_array("vehicle_fixed_cost", self.vehicle_fixed_cost, ()))
-        too_big = demand > q + CAPACITY_TOLERANCE
-        if too_big.any():
-            j = int(np.argmax(too_big))
-            raise ValueError(f"demand[{j}] = {demand[j]} exceeds vehicle_capacity = {q}")
-        if demand.sum() > capacity.sum() + CAPACITY_TOLERANCE:
-            raise ValueError(
-                f"total demand = {demand.sum()} exceeds total depot_capacity = {capacity.sum()}"
-            )
-        for key, value in (
-            ("depot_locs", depot_locs),
-            ("customer_locs", customer_locs),
-            ("depot_capacity", capacity),
-            ("opening_cost", opening),
-            ("demand", demand),
-            ("vehicle_capacity", q),
-            ("vehicle_fixed_cost", fixed),
-            ("rounded_costs", bool(self.rounded_costs)),
+        for key, arr, size in (
+            ("depot_locs", depot_locs, "D"),
+            ("customer_locs", customer_locs, "N"),
         ):
-            object.__setattr__(self, key, value)
+            if arr.ndim != 2 or arr.shape[-1] != 2 or arr.shape[0] < 1:
+                raise ValueError(f"{label}: {key}: expected shape [{size}>=1, 2], got {arr.shape}")
+        num_depots, num_customers = depot_locs.shape[0], customer_locs.shape[0]
+        object.__setattr__(self, "depot_locs", depot_locs)
+        object.__setattr__(self, "customer_locs", customer_locs)
+        for key, shape in (
+            ("depot_capacity", (num_depots,)),
+            ("opening_cost", (num_depots,)),
+            ("demand", (num_customers,)),
+            ("vehicle_capacity", ()),
+            ("vehicle_fixed_cost", ()),
+        ):
+            arr = np.asarray(getattr(self, key), dtype=np.float64)
+            if arr.shape != shape:
+                raise ValueError(f"{label}: {key}: expected shape {shape}, got {arr.shape}")
+            object.__setattr__(self, key, float(arr) if shape == () else arr)
+        object.__setattr__(self, "rounded_costs", bool(self.rounded_costs))
+        self.check()
+
+    def check(self) -> None:
+        """Raise ``ValueError`` unless the env accepts this instance: the env's rules
+        (:func:`clrp_rl4co.envs.clrp.check_instance_validity`) on it as a batch of one, so the
+        message indexes fields as ``demand[0, j]``; it starts with the instance's name (else
+        ``CLRPInstance``). Runs on construction; call it again after changing arrays in place.
+        """
+        td = instances_to_tensordict([self], normalize_locs=False)
+        check_instance_validity(td, names=[self.name or "CLRPInstance"])
 
     @property
     def num_depots(self) -> int:
@@ -130,7 +109,7 @@ class CLRPInstance:
             locs = self.locs
             dist = np.sqrt(((locs[:, None, :] - locs[None, :, :]) ** 2).sum(-1))
             if self.rounded_costs:
-                dist = rounded_arc_cost(dist)
+                dist = round_cost_np(dist)
             object.__setattr__(self, "_dist", dist)
         return self._dist
 
@@ -164,9 +143,6 @@ def instances_to_tensordict(instances, normalize_locs: bool = True, device="cpu"
     so that they lie in [0, 1]^2 (``normalize_locs=True``), or the raw coordinates. The raw
     coordinates always go to ``cost_locs`` (float64), which the reward uses.
     """
-    import torch
-    from tensordict import TensorDict
-
     instances = list(instances)
     if not instances:
         raise ValueError("instances: need at least one instance")
@@ -182,23 +158,15 @@ def instances_to_tensordict(instances, normalize_locs: bool = True, device="cpu"
         net = np.stack(net)
     else:
         net = raw
-
-    def t(x, dtype=torch.float32):
-        return torch.as_tensor(np.asarray(x), dtype=dtype, device=device)
-
-    batch = len(instances)
-    return TensorDict(
-        {
-            "locs": t(net),
-            "cost_locs": t(raw, torch.float64),
-            "depot_capacity": t(np.stack([i.depot_capacity for i in instances])),
-            "opening_cost": t(np.stack([i.opening_cost for i in instances])),
-            "demand": t(np.stack([i.demand for i in instances])),
-            "vehicle_capacity": t([[i.vehicle_capacity] for i in instances]),
-            "vehicle_fixed_cost": t([[i.vehicle_fixed_cost] for i in instances]),
-            "rounded_costs": t([i.rounded_costs for i in instances], torch.bool),
-        },
-        batch_size=[batch],
+    return instance_tensordict(
+        net,
+        np.stack([i.depot_capacity for i in instances]),
+        np.stack([i.opening_cost for i in instances]),
+        np.stack([i.demand for i in instances]),
+        [i.vehicle_capacity for i in instances],
+        [i.vehicle_fixed_cost for i in instances],
+        cost_locs=raw,
+        rounded_costs=[i.rounded_costs for i in instances],
         device=device,
     )
 

@@ -72,12 +72,6 @@ class CLRPSolution:
             out.append(r.depot)
         return out
 
-    def routes_by_depot(self) -> dict[int, list[tuple[int, ...]]]:
-        out: dict[int, list[tuple[int, ...]]] = {d: [] for d in self.open_depots}
-        for r in self.routes:
-            out[r.depot].append(r.customers)
-        return out
-
     @property
     def num_routes(self) -> int:
         return len(self.routes)

@@ -1,4 +1,7 @@
-"""Build DRLHQ / POMO* / MTA* policies and RL4CO models (POMO, AttentionModel) for the CLRP."""
+"""RL4CO models (POMO, AttentionModel) for the CLRP policies, and training helpers.
+
+Policies themselves are built and loaded by :mod:`clrp_rl4co.policies` (``build_policy``,
+``load_policy``), re-exported by :mod:`clrp_rl4co.models`."""
 
 from __future__ import annotations
 
@@ -12,23 +15,11 @@ from tensordict import TensorDict
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.generator import generate_dataset, load_dataset, save_dataset
-from clrp_rl4co.policies import POLICIES, rotate45_augmentation
-from clrp_rl4co.policies.pretrained import drop_legacy_keys
-
-_POLICY_CLASSES = {cls.__name__: cls for cls in POLICIES.values()}
+from clrp_rl4co.policies import policy_config, rotate45_augmentation
 
 #: RL4CO algorithms: ``pomo`` (shared baseline over the N starts) and ``reinforce``
 #: (``AttentionModel``: REINFORCE with a greedy rollout baseline).
 ALGORITHMS = ("pomo", "reinforce")
-
-
-def build_policy(model: str = "drlhq", **config) -> torch.nn.Module:
-    """A fresh policy: ``model`` in ``drlhq`` / ``pomo`` / ``mta``; ``config`` are its
-    constructor arguments (``embed_dim``, ``num_encoder_layers``, ``num_heads``,
-    ``feedforward_hidden``, ...)."""
-    if model not in POLICIES:
-        raise ValueError(f"model: unknown {model!r}; choose one of {list(POLICIES)}")
-    return POLICIES[model](**config)
 
 
 def paper_lr_schedule(epochs: int, decay_at: float = 0.7, gamma: float = 0.1) -> dict:
@@ -93,42 +84,4 @@ class PolicyConfigCallback(Callback):
     (``checkpoint["clrp_policy"]``), so :func:`load_policy` can rebuild it for any algorithm."""
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint: dict) -> None:
-        policy = pl_module.policy
-        checkpoint["clrp_policy"] = {
-            "class": type(policy).__name__,
-            "config": dict(getattr(policy, "config", {})),
-        }
-
-
-def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
-    """A policy from a Lightning checkpoint (``.ckpt``) or a shipped / saved pretrained model.
-
-    Lightning checkpoints of ``POMO`` / ``AttentionModel`` pickle the policy in their
-    hyper-parameters, so they are read with ``weights_only=False``: load only files you trust.
-    Pretrained models (``.pt`` + ``.json``) are read with ``weights_only=True``.
-    """
-    path = Path(path)
-    if path.suffix == ".ckpt":
-        ckpt = torch.load(path, map_location=map_location, weights_only=False)
-        meta = ckpt.get("clrp_policy")
-        if meta is not None:
-            policy = _POLICY_CLASSES[meta["class"]](**meta["config"])
-        else:
-            policy = ckpt.get("hyper_parameters", {}).get("policy")
-            if not isinstance(policy, torch.nn.Module):
-                raise ValueError(f"{path}: no policy config in the checkpoint")
-        state = {
-            k[len("policy.") :]: v for k, v in ckpt["state_dict"].items() if k.startswith("policy.")
-        }
-        policy.load_state_dict(drop_legacy_keys(policy, state))
-        return policy.to(map_location)
-    import json
-
-    from clrp_rl4co.policies.pretrained import _resolve
-
-    try:
-        _, meta_path = _resolve(path)  # a shipped name or a saved path
-    except FileNotFoundError:
-        meta_path = path.with_suffix(".json")
-    name = json.loads(meta_path.read_text())["class"] if meta_path.is_file() else "DRLHQPolicy"
-    return _POLICY_CLASSES[name].from_pretrained(path, map_location=map_location)
+        checkpoint["clrp_policy"] = policy_config(pl_module.policy)

@@ -1,4 +1,5 @@
-"""Evaluate a policy with a decode spec: best-of-starts / beams / augmentations per instance."""
+"""Decode a batch with a policy under a decode spec: best-of-starts / beams / augmentations per
+instance (:func:`decode_batch`)."""
 
 from __future__ import annotations
 
@@ -61,12 +62,14 @@ class DecodeSpec:
 
 
 @torch.no_grad()
-def solve(
+def decode_batch(
     policy: torch.nn.Module, env: CLRPEnv, instances: TensorDict, spec: DecodeSpec | str
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor], float]:
-    """Solve a batch of instances; returns ``(actions [B, T], cost parts (float64 [B] each,
-    see :meth:`CLRPEnv.cost_parts`), seconds)``. The best of the starts / beams / samples /
-    augmentations is kept per instance, then replayed on the untouched instances."""
+    """Decode a batch of instances with ``policy`` under the decode ``spec``.
+
+    Returns ``(actions [B, T], cost parts (float64 [B] each, see :meth:`CLRPEnv.cost_parts`),
+    seconds)``. The best of the starts / beams / samples / augmentations is kept per instance,
+    then replayed on the untouched instances."""
     spec = DecodeSpec.parse(spec) if isinstance(spec, str) else spec
     batch = instances.batch_size[0]
     start = time.perf_counter()

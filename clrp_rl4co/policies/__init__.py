@@ -6,9 +6,15 @@ from .baselines import MTADecoder, MTAEncoder, MTAPolicy, POMOStarPolicy
 from .drlhq import DRLHQPolicy
 from .embeddings import HeterogeneousQueryContext, LastNodeLoadContext
 from .env_embeddings import CLRPContext, CLRPInitEmbedding, clrp_embeddings
-
-#: Model names of the training / evaluation scripts.
-POLICIES = {"drlhq": DRLHQPolicy, "pomo": POMOStarPolicy, "mta": MTAPolicy}
+from .pretrained import PRETRAINED_DIR, policy_config, shipped_models
+from .registry import (
+    POLICIES,
+    TITLES,
+    build_policy,
+    load_policy,
+    policy_class,
+    policy_name,
+)
 
 __all__ = [
     "CLRPContext",
@@ -22,6 +28,14 @@ __all__ = [
     "MTAPolicy",
     "POLICIES",
     "POMOStarPolicy",
+    "PRETRAINED_DIR",
+    "TITLES",
+    "build_policy",
     "clrp_embeddings",
+    "load_policy",
+    "policy_class",
+    "policy_config",
+    "policy_name",
     "rotate45_augmentation",
+    "shipped_models",
 ]

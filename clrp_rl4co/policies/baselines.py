@@ -16,17 +16,18 @@ from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
+from .attention import CLRPAttentionPolicy
 from .base import CLRPPolicyMixin
-from .drlhq import DRLHQPolicy
 from .embeddings import CLRPInitEmbedding, LastNodeLoadContext
 from .pretrained import PretrainedMixin
 
 
-class POMOStarPolicy(DRLHQPolicy):
+class POMOStarPolicy(CLRPAttentionPolicy):
     """POMO*: RL4CO's attention model with the CLRP init embedding and a single query
     ``W [h_last, vehicle_load / vehicle_capacity]`` (no query switching, no graph context).
 
-    Everything else (encoder, decoder, start scheme, arguments) is :class:`DRLHQPolicy`'s.
+    Everything else (encoder, decoder, start scheme, arguments) is the shared
+    :class:`~.attention.CLRPAttentionPolicy`, as for :class:`~.drlhq.DRLHQPolicy`.
     """
 
     context_class = LastNodeLoadContext

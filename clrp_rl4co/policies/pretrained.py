@@ -1,5 +1,6 @@
 """Shipping policies: a ``state_dict`` (``.pt``, loadable with ``weights_only=True``) plus a JSON
-config holding the constructor arguments."""
+config holding the constructor arguments; the shipped models are those in :data:`PRETRAINED_DIR`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +11,20 @@ import torch
 
 #: Folder of the models shipped with the package.
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+
+
+def shipped_models(name: str | None = None) -> list[str]:
+    """Names of the shipped models (``<name>_<preset>[_<variant>]``, e.g. ``drlhq_clrp20``),
+    sorted; only those of the policy ``name`` (``"drlhq"``, :data:`.registry.POLICIES`) if
+    given."""
+    stems = (p.stem for p in PRETRAINED_DIR.glob("*.pt") if p.with_suffix(".json").is_file())
+    return sorted(s for s in stems if name is None or s.startswith(f"{name}_"))
+
+
+def policy_config(policy: torch.nn.Module) -> dict:
+    """What a saved policy records to be rebuilt: ``{"class": class name, "config":
+    constructor arguments}`` (shipped ``.json`` files and Lightning checkpoints alike)."""
+    return {"class": type(policy).__name__, "config": dict(getattr(policy, "config", {}))}
 
 
 def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
@@ -24,10 +39,9 @@ def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
         config = candidate.with_suffix(".json")
         if weights.is_file() and config.is_file():
             return weights, config
-    shipped = sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))
     raise FileNotFoundError(
         f"pretrained policy {name_or_path!r} not found (need <name>.pt and <name>.json); "
-        f"shipped: {shipped}"
+        f"shipped: {shipped_models()}"
     )
 
 
@@ -39,10 +53,6 @@ def drop_legacy_keys(policy: torch.nn.Module, state: dict) -> dict:
     """``state`` without :data:`LEGACY_KEYS` that ``policy`` does not have."""
     own = policy.state_dict().keys()
     return {k: v for k, v in state.items() if k in own or k not in LEGACY_KEYS}
-
-
-#: Shipped-name prefix of each policy class (``<prefix>_<preset>``).
-SHIPPED_PREFIX = {"DRLHQPolicy": "drlhq", "POMOStarPolicy": "pomo", "MTAPolicy": "mta"}
 
 
 class PretrainedMixin:
@@ -59,7 +69,7 @@ class PretrainedMixin:
         weights, config = path.with_suffix(".pt"), path.with_suffix(".json")
         state = {k: v.detach().cpu().clone() for k, v in self.state_dict().items()}
         torch.save(state, weights)
-        meta = {"class": type(self).__name__, "config": self.config, **(extra or {})}
+        meta = {**policy_config(self), **(extra or {})}
         config.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return weights, config
 
@@ -67,14 +77,16 @@ class PretrainedMixin:
     def from_pretrained(cls, name_or_path: str | Path, map_location: str = "cpu", **overrides):
         """Load a policy saved by :meth:`save_pretrained` (a shipped name or a path).
 
-        A bare preset (``"clrp20"``) names this class's shipped model of that size
-        (``DRLHQPolicy`` -> ``drlhq_clrp20``, ``POMOStarPolicy`` -> ``pomo_clrp20``,
-        ``MTAPolicy`` -> ``mta_clrp20``). The weights are read with
-        ``torch.load(weights_only=True)``; ``overrides`` replace config entries that do not
-        change the parameters (e.g. decode types).
+        A bare preset (``"clrp20"``) names this class's shipped model of that size,
+        ``<name>_<preset>`` with the class's name in :data:`.registry.POLICIES`
+        (``DRLHQPolicy`` -> ``drlhq_clrp20``, ``POMOStarPolicy`` -> ``pomo_clrp20``). The
+        weights are read with ``torch.load(weights_only=True)``; ``overrides`` replace config
+        entries that do not change the parameters (e.g. decode types).
         """
+        from .registry import policy_name  # the registry imports the policy classes
+
         name = str(name_or_path)
-        prefix = SHIPPED_PREFIX.get(cls.__name__)
+        prefix = policy_name(cls)
         if prefix and name.startswith("clrp") and name[4:].isdigit() and not Path(name).exists():
             name_or_path = f"{prefix}_{name}"
         weights, config_path = _resolve(name_or_path)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..data import CAPACITY_TOLERANCE, CLRPInstance, CLRPSolution
+from ..data import CLRPInstance, CLRPSolution
 
 #: Status strings used by every solver.
 STATUS_OPTIMAL = "optimal"
@@ -40,34 +39,13 @@ class SolverResult:
 
 
 def check_instance(instance: CLRPInstance) -> None:
-    """Raise ``ValueError`` when ``instance`` is obviously infeasible.
-
-    ``CLRPInstance`` already rejects total demand above total depot capacity and a demand above
-    the vehicle capacity. This adds a cheap necessary condition of the depot bin packing: for every
-    threshold ``t``, the customers with demand above ``t`` fit only into depots whose capacity is
-    above ``t``, so their total demand must not exceed those depots' total capacity.
+    """Raise ``ValueError``, naming the instance, when the env would reject ``instance``: the
+    env's instance rules (:func:`clrp_rl4co.envs.clrp.check_instance_validity`), which include
+    the necessary condition of the depot bin packing (for every demand ``t``, the customers
+    with demand ``>= t`` fit into the depots with capacity ``>= t``). ``CLRPInstance`` runs
+    them on construction; solvers run them again before solving, as the arrays are mutable.
     """
-    demand = np.asarray(instance.demand, dtype=np.float64)
-    capacity = np.asarray(instance.depot_capacity, dtype=np.float64)
-    tol = CAPACITY_TOLERANCE
-    if demand.sum() > capacity.sum() + tol:
-        raise ValueError(
-            f"{instance.name}: total demand {demand.sum():g} exceeds total depot capacity "
-            f"{capacity.sum():g}"
-        )
-    if demand.max() > capacity.max() + tol:
-        raise ValueError(
-            f"{instance.name}: demand {demand.max():g} exceeds every depot capacity "
-            f"(largest {capacity.max():g})"
-        )
-    for t in np.unique(demand):
-        big = demand[demand >= t].sum()
-        room = capacity[capacity >= t - tol].sum()
-        if big > room + tol:
-            raise ValueError(
-                f"{instance.name}: customers with demand >= {t:g} need {big:g} but the depots "
-                f"that can hold them have only {room:g}"
-            )
+    instance.check()
 
 
 def make_result(
@@ -82,13 +60,25 @@ def make_result(
 ) -> SolverResult:
     """Validate ``solution`` with :meth:`CLRPSolution.check` and price it with its exact cost.
 
-    An invalid or missing solution becomes status ``"no solution"`` with objective None.
+    A missing solution (``None``: the solver found none in its budget) becomes status
+    ``"no solution"`` with objective None.
+
+    Raises:
+        ValueError: ``solution`` violates a CLRP constraint (a solver returning one is a bug in
+            its encoding or decoding), or ``bound`` is not a finite number.
     """
+    if bound is not None and not math.isfinite(bound):
+        raise ValueError(
+            f"instance {instance.name!r}: solver {solver!r} gave bound {bound!r}; pass None "
+            "when there is no finite bound"
+        )
     if solution is not None:
         try:
             solution.check(instance)
-        except ValueError:
-            solution = None
+        except ValueError as exc:
+            raise ValueError(
+                f"instance {instance.name!r}: solver {solver!r} returned an invalid solution: {exc}"
+            ) from exc
     if solution is None:
         return SolverResult(
             None, None, bound, False, STATUS_NO_SOLUTION, runtime, solver, instance.name

@@ -37,9 +37,12 @@ import highspy
 import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, Route
-from .common import STATUS_NO_SOLUTION, SolverResult, check_instance, make_result
+from .common import SolverResult, check_instance, make_result
 
 _INF = highspy.kHighsInf
+#: Relative gap between the bound and the objective below which a run counts as proven optimal
+#: (HiGHS runs with ``mip_rel_gap = 0``; this only absorbs floating-point noise).
+OPTIMALITY_TOLERANCE = 1e-6
 
 
 @dataclass
@@ -273,6 +276,18 @@ def solve_exact(
         warm_start_runtime: PyVRP seconds (default ``min(0.05 * max_runtime, 0.1 + 0.05 N)``).
         seed: PyVRP seed of the warm start (HiGHS runs are deterministic for fixed threads).
         verbose: print the HiGHS log.
+
+    Returns:
+        The result: ``bound`` is HiGHS's lower bound when it has a finite one (else None);
+        ``proven_optimal`` and status ``"optimal"`` only when HiGHS proved optimality (gap
+        closed with ``mip_rel_gap = 0``) and the bound equals the solution's own cost within
+        :data:`OPTIMALITY_TOLERANCE`; status ``"no solution"`` when neither HiGHS nor the
+        warm start gave one within the time limit.
+
+    Raises:
+        ValueError: an obviously infeasible instance, an invalid ``warm_start`` solution, an
+            unknown ``strategy``, or a MIP solution that decodes to an invalid CLRP solution
+            (a bug in the model).
     """
     check_instance(instance)
     start = time.perf_counter()
@@ -289,8 +304,10 @@ def solve_exact(
     if incumbent is not None:
         try:
             incumbent.check(instance)
-        except ValueError:
-            incumbent = None
+        except ValueError as exc:
+            raise ValueError(
+                f"instance {instance.name!r}: the warm-start solution is invalid: {exc}"
+            ) from exc
     if strategy == "auto":
         strategy = "monolithic" if instance.num_customers <= 12 else "subsets"
     model = _build(instance)
@@ -309,17 +326,15 @@ def solve_exact(
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
     runtime = time.perf_counter() - start
-    res = make_result(
-        instance, sol, solver="exact", runtime=runtime, bound=bound, proven_optimal=False
+    if bound is not None and not math.isfinite(bound):
+        bound = None  # HiGHS stopped before it had a finite bound (e.g. -inf at a time limit)
+    optimal = False
+    if proven and sol is not None and bound is not None:
+        objective = sol.cost(instance).total
+        optimal = abs(objective - bound) <= OPTIMALITY_TOLERANCE * max(1.0, abs(objective))
+    return make_result(
+        instance, sol, solver="exact", runtime=runtime, bound=bound, proven_optimal=optimal
     )
-    if res.objective is not None and proven and bound is not None:
-        tol = 1e-6 * max(1.0, abs(res.objective))
-        if bound <= res.objective + tol and res.objective - bound <= tol:
-            res.proven_optimal = True
-            res.status = "optimal"
-    if res.objective is None:
-        res.status = STATUS_NO_SOLUTION
-    return res
 
 
 def _monolithic(h, model, incumbent, warm, remaining):

@@ -476,9 +476,26 @@ def solve_pyvrp(
         depot_search: use the outer depot-set search (:func:`depot_set_search`); None =
             whenever there are 2+ depots (the plain one-model run on all depots often stays
             with a poor depot set: see the benchmarks).
-        initial: optional valid warm-start solution.
+        initial: optional valid warm-start solution; returned when PyVRP finds nothing
+            better.
+
+    Returns:
+        The result; status ``"no solution"`` when PyVRP found no feasible solution within the
+        budget (and there is no ``initial``).
+
+    Raises:
+        ValueError: ``instance`` is obviously infeasible (:func:`.common.check_instance`),
+            ``initial`` is not a valid solution of it, or PyVRP's result decodes to an invalid
+            solution (a bug in the encoding).
     """
     check_instance(instance)
+    if initial is not None:
+        try:
+            initial.check(instance)
+        except ValueError as exc:
+            raise ValueError(
+                f"instance {instance.name!r}: the initial solution is invalid: {exc}"
+            ) from exc
     start = time.perf_counter()
     if depot_search is None:
         depot_search = instance.num_depots > 1
@@ -487,9 +504,5 @@ def solve_pyvrp(
     else:
         sol = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, initial)
     if initial is not None and _cost(instance, initial) < _cost(instance, sol):
-        try:
-            initial.check(instance)
-            sol = initial
-        except ValueError:
-            pass
+        sol = initial
     return make_result(instance, sol, solver="pyvrp", runtime=time.perf_counter() - start)

@@ -21,6 +21,39 @@ from .pyvrp_solver import depot_set_search, encode, run_pyvrp
 MODES = ("full", "routes")
 
 
+def _check_encodable(instance: CLRPInstance, solution: CLRPSolution) -> None:
+    """Raise ``ValueError`` when ``solution`` cannot be handed to PyVRP as a warm start.
+
+    Refinement accepts solutions that break a capacity or leave customers unserved (PyVRP
+    repairs them), but every route must be a non-empty list of distinct existing customers at
+    an existing depot, and every open depot must exist.
+    """
+    num_depots, num_customers = instance.num_depots, instance.num_customers
+    seen: set[int] = set()
+    for k, r in enumerate(solution.routes):
+        problem = None
+        if not 0 <= r.depot < num_depots:
+            problem = f"depot {r.depot} is not in 0..{num_depots - 1}"
+        elif not r.customers:
+            problem = f"empty route at depot {r.depot}"
+        for c in r.customers:
+            if problem is not None:
+                break
+            if not 0 <= c < num_customers:
+                problem = f"customer {c} is not in 0..{num_customers - 1}"
+            elif c in seen:
+                problem = f"customer {c} is served more than once"
+            seen.add(c)
+        if problem is not None:
+            raise ValueError(f"instance {instance.name!r}: cannot refine: route {k}: {problem}")
+    for d in solution.open_depots:
+        if not 0 <= d < num_depots:
+            raise ValueError(
+                f"instance {instance.name!r}: cannot refine: open depot {d} is not in "
+                f"0..{num_depots - 1}"
+            )
+
+
 def refine_solution(
     instance: CLRPInstance,
     solution: CLRPSolution,
@@ -31,6 +64,9 @@ def refine_solution(
 ) -> CLRPSolution:
     """Return a valid solution never costlier than ``solution`` (``solution`` itself if no gain).
 
+    ``solution`` may break a capacity or leave customers unserved: then any valid solution
+    PyVRP finds is returned, and ``solution`` itself when PyVRP finds none within the budget.
+
     Args:
         instance: the CLRP instance.
         solution: the starting solution (routes may be in any order).
@@ -39,6 +75,11 @@ def refine_solution(
         seed: PyVRP seed; with ``max_runtime=None`` and ``max_iterations`` set the result is
             deterministic.
         max_iterations: PyVRP iterations; 0 returns ``solution`` unchanged.
+
+    Raises:
+        ValueError: unknown ``mode``; ``solution`` naming a depot or customer that does not
+            exist, holding an empty route or serving a customer twice; or PyVRP's result
+            decoding to an invalid solution (a bug in the encoding).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -46,32 +87,33 @@ def refine_solution(
         return solution
     if max_runtime is not None and max_runtime <= 0 and max_iterations is None:
         return solution
-    try:
-        solution.check(instance)
-        base = solution.cost(instance).total
-    except ValueError:
-        base = float("inf")  # invalid input: any valid refinement is better
+    _check_encodable(instance, solution)
     if not solution.routes:
         return solution
-    valid_start = solution if base < float("inf") else None
     try:
-        if mode == "routes":
-            enc = encode(instance, list(solution.open_depots))
-            found = run_pyvrp(enc, max_runtime, max_iterations, seed, initial=solution)
-        elif instance.num_depots > 1:
-            found = depot_set_search(
-                instance, max_runtime, max_iterations, seed, initial=valid_start
-            )
-        else:
-            found = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, solution)
-    except (ValueError, IndexError):
-        return solution
-    if found is None:
+        solution.check(instance)
+    except ValueError:
+        valid_start = None  # capacity broken or customers unserved: any valid result is better
+    else:
+        valid_start = solution
+    if mode == "routes":
+        enc = encode(instance, list(solution.open_depots))
+        found = run_pyvrp(enc, max_runtime, max_iterations, seed, initial=solution)
+    elif instance.num_depots > 1:
+        found = depot_set_search(instance, max_runtime, max_iterations, seed, initial=valid_start)
+    else:
+        found = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, solution)
+    if found is None:  # PyVRP found no feasible solution within the budget
         return solution
     try:
         found.check(instance)
-    except ValueError:
-        return solution
+    except ValueError as exc:
+        raise ValueError(
+            f"instance {instance.name!r}: PyVRP's refinement decodes to an invalid solution: {exc}"
+        ) from exc
+    if valid_start is None:
+        return found
+    base = solution.cost(instance).total
     if found.cost(instance).total < base - 1e-9 * max(1.0, abs(base)):
         return found
     return solution

@@ -137,11 +137,11 @@ def validated(
 
 
 def _run_policy(method: Method, data: TableData, todo: list[int], env, policy, cache, bar):
-    from ..models.evaluation import solve
+    from ..models.evaluation import decode_batch
 
     for chunk in data.policy_batches(todo, method.batch_size):
         td = data.batch(chunk)
-        actions, parts, seconds = solve(policy, env, td, method.decode)
+        actions, parts, seconds = decode_batch(policy, env, td, method.decode)
         per = seconds / len(chunk)
         rows = []
         for k, index in enumerate(chunk):

@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from tensordict import TensorDict
 
-from ..envs.clrp.generator import CLRPGenerator
+from ..envs.clrp.generator import CLRPGenerator, instance_tensordict
 from .datasets import TEST_SET_SIZES, datasets_dir, load_or_draw
 
 #: The seed of ``data/gen_data.py`` in the DRLHQ repository.
@@ -87,19 +87,13 @@ def draw_drlhq_test_set(preset: str, size: int | None = None) -> TensorDict:
         customer_xy = torch.rand((n, 2), generator=rng)
         demand.append(torch.randint(gen.min_demand, gen.max_demand + 1, (n,), generator=rng))
         locs.append(torch.cat([depot_xy, customer_xy]))
-    locs_t = torch.stack(locs)
-    return TensorDict(
-        {
-            "locs": locs_t,
-            "cost_locs": locs_t.double(),
-            "depot_capacity": torch.stack(capacity),
-            "opening_cost": torch.stack(opening),
-            "demand": torch.stack(demand).float(),
-            "vehicle_capacity": torch.full((size, 1), gen.vehicle_capacity),
-            "vehicle_fixed_cost": torch.full((size, 1), gen.vehicle_fixed_cost),
-            "rounded_costs": torch.zeros(size, dtype=torch.bool),
-        },
-        batch_size=[size],
+    return instance_tensordict(
+        torch.stack(locs),
+        torch.stack(capacity),
+        torch.stack(opening),
+        torch.stack(demand),
+        gen.vehicle_capacity,
+        gen.vehicle_fixed_cost,
     )
 
 

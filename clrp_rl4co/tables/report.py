@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import math
-import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -39,80 +38,25 @@ if TYPE_CHECKING:
 #: Two-sided confidence level of the ``ci95`` fields.
 CONFIDENCE = 0.95
 
-#: Degrees of freedom above which :func:`t_quantile` uses the Cornish-Fisher expansion instead
-#: of inverting the exact distribution function (the expansion's error there is below 1e-10).
-_EXACT_MAX_DOF = 1000
-
 
 # --------------------------------------------------------------------------- Student's t
-def _t_central_probability(theta: float, dof: int) -> float:
-    """``P(|T| < t)`` for Student's t with integer ``dof``, at ``t = sqrt(dof) * tan(theta)``.
-
-    Exact finite series (Abramowitz & Stegun 26.7.3-4); ``theta`` in radians, in [0, pi/2).
-    """
-    sin, cos = math.sin(theta), math.cos(theta)
-    cos2 = cos * cos
-    total, term = 1.0, 1.0
-    if dof % 2 == 1:
-        if dof == 1:
-            return 2.0 / math.pi * theta
-        for k in range(1, (dof - 3) // 2 + 1):  # powers cos^2 .. cos^(dof-3)
-            term *= (2 * k) / (2 * k + 1) * cos2
-            total += term
-        return 2.0 / math.pi * (theta + sin * cos * total)
-    for k in range(1, (dof - 2) // 2 + 1):  # powers cos^2 .. cos^(dof-2)
-        term *= (2 * k - 1) / (2 * k) * cos2
-        total += term
-    return sin * total
-
-
-def _t_quantile_cornish_fisher(p: float, dof: int) -> float:
-    """Cornish-Fisher expansion of the ``p``-quantile of Student's t (A&S 26.7.5), large dof."""
-    x = statistics.NormalDist().inv_cdf(p)
-    x2 = x * x
-    g1 = (x2 + 1) * x / 4
-    g2 = ((5 * x2 + 16) * x2 + 3) * x / 96
-    g3 = (((3 * x2 + 19) * x2 + 17) * x2 - 15) * x / 384
-    g4 = ((((79 * x2 + 776) * x2 + 1482) * x2 - 1920) * x2 - 945) * x / 92160
-    n = float(dof)
-    return x + g1 / n + g2 / n**2 + g3 / n**3 + g4 / n**4
-
-
 def t_quantile(p: float, dof: int) -> float:
     """The ``p``-quantile of Student's t distribution with ``dof`` degrees of freedom.
 
-    For ``dof <= 1000`` the exact distribution function is inverted by bisection (accurate to
-    about 1e-12); above, the Cornish-Fisher expansion is used. No scipy needed. For example
-    ``t_quantile(0.975, 9)`` is 2.2622 (the 95% two-sided value for 10 samples).
+    ``scipy.stats.t.ppf``; for example ``t_quantile(0.975, 9)`` is 2.2622 (the 95% two-sided
+    value for 10 samples).
 
     Args:
         p: probability, in (0, 1).
         dof: degrees of freedom, a positive integer.
     """
+    from scipy import stats  # imported here: scipy.stats takes a while to import
+
     if not 0.0 < p < 1.0:
         raise ValueError(f"t_quantile: p must be in (0, 1), got {p}")
     if dof < 1 or int(dof) != dof:
         raise ValueError(f"t_quantile: dof must be a positive integer, got {dof}")
-    dof = int(dof)
-    if p < 0.5:
-        return -t_quantile(1.0 - p, dof)
-    if p == 0.5:
-        return 0.0
-    if dof == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if dof > _EXACT_MAX_DOF:
-        return _t_quantile_cornish_fisher(p, dof)
-    target = 2.0 * p - 1.0  # P(|T| < t)
-    lo, hi = 0.0, math.pi / 2
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if _t_central_probability(mid, dof) < target:
-            lo = mid
-        else:
-            hi = mid
-    return math.sqrt(dof) * math.tan(0.5 * (lo + hi))
+    return float(stats.t.ppf(p, int(dof)))
 
 
 def mean_ci95(values: Iterable[float]) -> tuple[float, float]:
@@ -480,15 +424,20 @@ def per_instance_csv(
 
 
 # --------------------------------------------------------------------------- pictures
-def _save(fig, path: str | Path) -> Path:
-    """Write ``fig`` as a PNG (parent folders created), close it and return the path."""
-    import matplotlib.pyplot as plt
+def _figure(width: float, height: float):
+    """A :class:`matplotlib.figure.Figure` outside pyplot: no backend chosen or changed, no
+    figure left registered with pyplot (``savefig`` renders it with Agg for a PNG)."""
+    from matplotlib.figure import Figure
 
+    return Figure(figsize=(width, height))
+
+
+def _save(fig, path: str | Path) -> Path:
+    """Write ``fig`` as a PNG (parent folders created) and return the path."""
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
@@ -505,9 +454,6 @@ def plot_gaps(
     """
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     methods: list[str] = []
     for rows in tables.values():
         for s in rows:
@@ -515,8 +461,9 @@ def plot_gaps(
                 methods.append(s.method)
     width = 0.8 / max(len(methods), 1)
     width_in = min(14.0, max(6.0, 0.3 * len(tables) * max(len(methods), 2)))
-    fig, ax = plt.subplots(figsize=(width_in, 5.0))
-    cmap = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
+    fig = _figure(width_in, 5.0)
+    ax = fig.subplots()
+    cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
     for k, method in enumerate(methods):
         xs, ys, errs = [], [], []
         for g, rows in enumerate(tables.values()):
@@ -576,10 +523,6 @@ def plot_solution(
     Raises:
         ValueError: the actions are infeasible or do not finish the solution.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import torch
 
     if td.batch_size == torch.Size([]):
@@ -593,7 +536,8 @@ def plot_solution(
         actions_row = actions[index : index + 1]
     instance = td[index : index + 1]
     final = env.rollout_actions(instance.clone(), actions_row)
-    fig, ax = plt.subplots(figsize=(6, 6))
+    fig = _figure(6.0, 6.0)
+    ax = fig.subplots()
     env.render(final, actions_row, ax=ax)
     if title:
         ax.set_title(f"{title}\n{ax.get_title()}", fontsize=9)

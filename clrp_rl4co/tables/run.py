@@ -211,16 +211,14 @@ def run_part(
 def _load(name: str) -> torch.nn.Module:
     """A policy by name; ``untrained:<name>`` is the named model's architecture freshly
     initialised with seed 0 (the untrained baseline)."""
-    from ..models import build_policy, load_policy
-    from ..models.build import POLICIES
+    from ..policies import load_policy
 
     if not name.startswith(UNTRAINED):
         return load_policy(name)
     trained = load_policy(name.removeprefix(UNTRAINED))
-    kind = {cls.__name__: key for key, cls in POLICIES.items()}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        return build_policy(kind[type(trained).__name__], **trained.config)
+        return type(trained)(**trained.config)
 
 
 def _on_device(data: TableData, device: str) -> TableData:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from ..pretrained import available
+from ..policies import POLICIES, TITLES, shipped_models
 from .methods import Method
 
 #: PyVRP time budgets (seconds per instance) of the synthetic tables: (short, long).
@@ -51,7 +51,7 @@ def _size(preset: str) -> int:
 def shipped_model(kind: str, preset: str) -> str | None:
     """The shipped ``<kind>_clrp<N>*`` model trained on the largest size not above ``preset``
     (else the smallest one above it); None when none is shipped."""
-    names = [n for n in available() if n.startswith(f"{kind}_clrp")]
+    names = [n for n in shipped_models(kind) if n.startswith(f"{kind}_clrp")]
     if not names:
         return None
 
@@ -70,7 +70,7 @@ def shipped_model(kind: str, preset: str) -> str | None:
 def model_variants(kind: str, preset: str) -> list[str]:
     """Shipped ``<kind>_<preset>_<suffix>`` models (e.g. ``drlhq_clrp20_samebudget``, trained
     with the same budget as POMO* and MTA*): each gets an x8 row of its own."""
-    return [n for n in available() if n.startswith(f"{kind}_{preset}_")]
+    return [n for n in shipped_models(kind) if n.startswith(f"{kind}_{preset}_")]
 
 
 @dataclass
@@ -84,7 +84,7 @@ class TablePart:
 
 def _model_label(kind: str, model: str, preset: str) -> str:
     """``DRLHQ`` or ``DRLHQ[clrp20 model]`` when the model was trained on another size."""
-    title = {"drlhq": "DRLHQ", "pomo": "POMO*", "mta": "MTA*"}[kind]
+    title = TITLES[kind]
     trained = _trained_on(model)
     return title if trained == preset else f"{title}[{trained} model]"
 
@@ -95,7 +95,7 @@ def _trained_on(model: str) -> str:
     path = PurePath(model)
     name = path.stem if path.suffix in (".pt", ".ckpt", ".json") else path.name
     kind, _, rest = name.partition("_")
-    return rest if kind in ("drlhq", "pomo", "mta") and rest.startswith("clrp") else name
+    return rest if kind in POLICIES and rest.startswith("clrp") else name
 
 
 def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> TablePart:
@@ -103,7 +103,7 @@ def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> 
     model name or path (default: the shipped model closest in size; rows without one are left
     out)."""
     given = models or {}
-    models = {k: given.get(k) or shipped_model(k, preset) for k in ("drlhq", "pomo", "mta")}
+    models = {k: given.get(k) or shipped_model(k, preset) for k in POLICIES}
     short, long = PYVRP_BUDGETS[preset]
     slow = SUBSET
     sgbs_limit = None if _size(preset) <= 20 else SUBSET

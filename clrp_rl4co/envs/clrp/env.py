@@ -7,9 +7,16 @@ from rl4co.envs.common.base import RL4COEnvBase
 from tensordict import TensorDict
 from torchrl.data import Bounded, Composite, Unbounded
 
+from .costs import round_cost
 from .generator import INSTANCE_KEYS, CLRPGenerator, load_dataset
 from .render import render
-from .validity import CAPACITY_TOLERANCE, PADDING_ACTION, check_solution_validity, pad_actions
+from .validity import (
+    CAPACITY_TOLERANCE,
+    PADDING_ACTION,
+    check_instance_validity,
+    check_solution_validity,
+    pad_actions,
+)
 
 INF = float("inf")
 
@@ -77,7 +84,7 @@ def _arc_cost(cost_locs: torch.Tensor, rounded: torch.Tensor, src, dst) -> torch
     idx_dst = dst[..., None].expand(-1, 1, 2)
     diff = cost_locs.gather(1, idx_src) - cost_locs.gather(1, idx_dst)
     dist = diff.norm(dim=-1).squeeze(-1)
-    return torch.where(rounded, torch.ceil(100.0 * dist - 1e-9), dist)
+    return torch.where(rounded, round_cost(dist), dist)
 
 
 class CLRPEnv(RL4COEnvBase):
@@ -174,7 +181,7 @@ class CLRPEnv(RL4COEnvBase):
     # ------------------------------------------------------------------ reset
     def _reset(self, td: TensorDict | None = None, batch_size=None) -> TensorDict:
         td = td.select(*[k for k in INSTANCE_KEYS if k in td.keys()])
-        self._validate_instances(td)
+        check_instance_validity(td)
         device = td.device
         batch = list(td.batch_size)
         demand = td["demand"].float()
@@ -187,7 +194,7 @@ class CLRPEnv(RL4COEnvBase):
         if rounded is None:
             rounded = torch.zeros(*batch, dtype=torch.bool, device=device)
         span = (cost_locs.amax(-2) - cost_locs.amin(-2)).norm(dim=-1)
-        span = torch.where(rounded, torch.ceil(100.0 * span), span)
+        span = torch.where(rounded, round_cost(span), span)
         penalty = (
             td["vehicle_fixed_cost"].reshape(batch).double()
             + td["opening_cost"].amax(-1).double()
@@ -243,86 +250,6 @@ class CLRPEnv(RL4COEnvBase):
         # after validation some depot holds the smallest demand, so no reset state is finished
         state.update({"done": finished, "infeasible": finished, "action_mask": mask})
         return state
-
-    @staticmethod
-    def _validate_instances(td: TensorDict) -> None:
-        """Clear ``ValueError`` for malformed instance batches (field, batch index, value)."""
-        for key in INSTANCE_KEYS[:-1]:
-            if key == "cost_locs" and key not in td.keys():
-                continue
-            if key not in td.keys():
-                raise ValueError(f"{key}: missing from the instance TensorDict")
-        batch = td.batch_size
-        if len(batch) != 1:
-            raise ValueError(f"batch_size: CLRPEnv needs a 1-D batch, got {tuple(batch)}")
-        num_depots = td["depot_capacity"].shape[-1]
-        num_customers = td["demand"].shape[-1]
-        num_nodes = num_depots + num_customers
-        shapes = {
-            "locs": (num_nodes, 2),
-            "cost_locs": (num_nodes, 2),
-            "opening_cost": (num_depots,),
-            "demand": (num_customers,),
-        }
-        for key, shape in shapes.items():
-            if key in td.keys() and tuple(td[key].shape[1:]) != shape:
-                raise ValueError(
-                    f"{key}: expected shape [B, {', '.join(map(str, shape))}] for {num_depots} "
-                    f"depots and {num_customers} customers, got {list(td[key].shape)}"
-                )
-        for key in ("vehicle_capacity", "vehicle_fixed_cost"):
-            if td[key].numel() != batch[0]:
-                raise ValueError(
-                    f"{key}: expected one value per instance, got {list(td[key].shape)}"
-                )
-        checks = [
-            ("locs", False),
-            ("depot_capacity", True),
-            ("opening_cost", True),
-            ("demand", True),
-            ("vehicle_capacity", True),
-            ("vehicle_fixed_cost", True),
-        ]
-        if "cost_locs" in td.keys():
-            checks.append(("cost_locs", False))
-        for key, non_negative in checks:
-            value = td[key]
-            bad = ~torch.isfinite(value)
-            if non_negative:
-                bad = bad | (value < 0)
-            if bad.any():
-                idx = bad.nonzero()[0].tolist()
-                rule = "finite and non-negative" if non_negative else "finite"
-                raise ValueError(f"{key}{idx} must be {rule}, got {value[tuple(idx)].item()}")
-        demand = td["demand"]
-        q = td["vehicle_capacity"].reshape(-1, 1)
-        if (demand <= 0).any():
-            idx = (demand <= 0).nonzero()[0].tolist()
-            raise ValueError(f"demand{idx} must be positive, got {demand[tuple(idx)].item()}")
-        too_big = demand > q + CAPACITY_TOLERANCE
-        if too_big.any():
-            b, j = too_big.nonzero()[0].tolist()
-            raise ValueError(
-                f"demand[{b}, {j}] = {demand[b, j].item():g} exceeds vehicle_capacity "
-                f"{q[b, 0].item():g}"
-            )
-        largest_depot = td["depot_capacity"].amax(-1, keepdim=True)
-        homeless = demand > largest_depot + CAPACITY_TOLERANCE
-        if homeless.any():
-            b, j = homeless.nonzero()[0].tolist()
-            raise ValueError(
-                f"demand[{b}, {j}] = {demand[b, j].item():g} exceeds every depot_capacity "
-                f"(largest {largest_depot[b, 0].item():g}): instance {b} is infeasible"
-            )
-        total_demand = demand.sum(-1)
-        total_capacity = td["depot_capacity"].sum(-1)
-        short = total_demand > total_capacity + CAPACITY_TOLERANCE
-        if short.any():
-            b = int(short.nonzero()[0, 0])
-            raise ValueError(
-                f"instance {b}: total demand {total_demand[b].item():g} exceeds total "
-                f"depot_capacity {total_capacity[b].item():g}"
-            )
 
     # ------------------------------------------------------------------ step
     def _step(self, td: TensorDict) -> TensorDict:

@@ -39,6 +39,68 @@ INSTANCE_KEYS = (
     "rounded_costs",
 )
 
+
+def instance_tensordict(
+    locs,
+    depot_capacity,
+    opening_cost,
+    demand,
+    vehicle_capacity,
+    vehicle_fixed_cost,
+    cost_locs=None,
+    rounded_costs=None,
+    device=None,
+) -> TensorDict:
+    """An instance TensorDict (the keys of :data:`INSTANCE_KEYS`), as the generator returns it
+    and the env reads it; use it to build batches of instances from any other source.
+
+    Args:
+        locs: [..., D+N, 2] coordinates, depots first (the network input).
+        depot_capacity, opening_cost: [..., D]; demand: [..., N].
+        vehicle_capacity, vehicle_fixed_cost: a number (every instance) or one per instance
+            ([...] or [..., 1]).
+        cost_locs: [..., D+N, 2] coordinates the cost is computed from (default: ``locs``).
+        rounded_costs: bool, or [...] bools (default False): ``ceil(100 d)`` arc costs.
+        device: default: ``locs``'s device (CPU for arrays).
+
+    Any array-like is accepted. ``cost_locs`` is float64, ``rounded_costs`` bool and every
+    other entry float32; ``vehicle_capacity`` and ``vehicle_fixed_cost`` are [..., 1]. The
+    batch shape ``...`` is ``depot_capacity``'s; nothing is validated here (the env's reset
+    does it, :func:`check_instance_validity`).
+    """
+    if device is None:
+        device = locs.device if isinstance(locs, torch.Tensor) else "cpu"
+
+    def tensor(value, dtype=torch.float32):
+        return torch.as_tensor(value, dtype=dtype, device=device)
+
+    capacity = tensor(depot_capacity)
+    batch = capacity.shape[:-1]
+
+    def per_instance(value, dtype=torch.float32):
+        """[...] values from a number or one value per instance ([...] or [..., 1])."""
+        value = tensor(value, dtype)
+        return value.expand(batch).clone() if value.dim() == 0 else value.reshape(batch)
+
+    locs = tensor(locs)
+    return TensorDict(
+        {
+            "locs": locs,
+            "cost_locs": locs.double() if cost_locs is None else tensor(cost_locs, torch.float64),
+            "depot_capacity": capacity,
+            "opening_cost": tensor(opening_cost),
+            "demand": tensor(demand),
+            "vehicle_capacity": per_instance(vehicle_capacity)[..., None],
+            "vehicle_fixed_cost": per_instance(vehicle_fixed_cost)[..., None],
+            "rounded_costs": per_instance(
+                False if rounded_costs is None else rounded_costs, torch.bool
+            ),
+        },
+        batch_size=batch,
+        device=device,
+    )
+
+
 #: Rounds of demand-and-capacity redraws for instances that first-fit decreasing cannot pack
 #: (only possible with user-given capacity ranges, demands or ``tight_capacity``).
 MAX_REDRAW_ROUNDS = 100
@@ -141,16 +203,9 @@ class CLRPGenerator(Generator):
     The size is ``num_loc`` (any ``N >= 1``; default: the preset's). Unless given explicitly,
     ``num_depots`` and the depot-capacity and opening-cost ranges follow :func:`size_rule`,
     evaluated from the *current* ``num_loc`` each time instances are drawn, so changing
-    ``generator.num_loc`` in place (as RL4CO's Reptile callback does) changes them too:
-
-    ==================  ==========================  ==============  ============
-    customers ``N``     depots ``D``                capacity        opening cost
-    ==================  ==========================  ==============  ============
-    ``N <= 20``         5                           ``[100, 300)``  ``[1, 5)``
-    ``20 < N <= 50``    10                          ``[130, 450)``  ``[1, 5)``
-    ``50 < N <= 300``   20                          ``[500, 900)``  ``[5, 15)``
-    ``N > 300``         ``max(30, ceil(3N / 50))``  ``[500, 900)``  ``[5, 15)``
-    ==================  ==========================  ==============  ============
+    ``generator.num_loc`` in place (as RL4CO's Reptile callback does) changes them too (the
+    table of :func:`size_rule`: 5 depots up to ``N = 20``, 10 up to 50, 20 up to 300, then
+    ``max(30, ceil(3N / 50))``).
 
     The rule reproduces the DRLHQ paper's presets (:data:`PRESETS`) at ``N`` = 10, 20, 50,
     100, 200, 300, 400, 500, so ``preset="clrp50"`` and ``num_loc=50`` are the same generator.
@@ -338,18 +393,8 @@ class CLRPGenerator(Generator):
                 f"{self.tight_capacity}; raise min_depot_capacity or tight_capacity's low end, "
                 "or add depots"
             )
-        return TensorDict(
-            {
-                "locs": locs,
-                "cost_locs": locs.double(),
-                "depot_capacity": capacity,
-                "opening_cost": opening,
-                "demand": demand,
-                "vehicle_capacity": torch.full((*batch, 1), self.vehicle_capacity),
-                "vehicle_fixed_cost": torch.full((*batch, 1), self.vehicle_fixed_cost),
-                "rounded_costs": torch.zeros(*batch, dtype=torch.bool),
-            },
-            batch_size=batch,
+        return instance_tensordict(
+            locs, capacity, opening, demand, self.vehicle_capacity, self.vehicle_fixed_cost
         )
 
 

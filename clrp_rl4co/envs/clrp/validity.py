@@ -1,6 +1,7 @@
-"""Vectorised feasibility check of CLRP action sequences (independent of the env's step).
+"""Validity of CLRP instances (:func:`check_instance_validity`, the env's reset runs it) and
+vectorised feasibility check of action sequences (independent of the env's step).
 
-Also the home of the conventions every consumer of action sequences shares:
+Also the home of the conventions every consumer of instances and action sequences shares:
 
 - :data:`CAPACITY_TOLERANCE`, the slack of every capacity comparison;
 - :data:`PADDING_ACTION` (node 0, as in RL4CO's routing envs): the only action of a finished
@@ -20,6 +21,8 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
+from .generator import INSTANCE_KEYS
+
 #: Tolerance on capacity comparisons (in demand units) used by the env mask and every validity
 #: check, so that float round-off in remaining capacities never flips a decision.
 CAPACITY_TOLERANCE = 1e-5
@@ -34,6 +37,142 @@ def pad_actions(actions: torch.Tensor, length: int) -> torch.Tensor:
     if extra <= 0:
         return actions
     return torch.cat([actions, actions.new_full((actions.shape[0], extra), PADDING_ACTION)], -1)
+
+
+def check_instance_validity(td: TensorDict, names: Sequence[str] | None = None) -> None:
+    """Raise ``ValueError`` if a batch of instances is malformed or provably infeasible.
+
+    The one definition of a valid instance: the env's reset runs it on every batch, and a
+    single instance is checked as a batch of one. In order:
+
+    1. the keys of :data:`INSTANCE_KEYS` are there (``cost_locs`` and ``rounded_costs`` may be
+       missing), the batch is 1-D, there are depots and customers, and the shapes agree;
+    2. every number is finite; capacities, opening and vehicle costs and demands are
+       non-negative, demands and the vehicle capacity positive;
+    3. no demand exceeds the vehicle capacity or every depot capacity, and the total demand
+       does not exceed the total depot capacity;
+    4. bin packing (a necessary condition): for every demand ``t``, the customers with demand
+       ``>= t`` fit only into depots with capacity ``>= t``, so their total demand must not
+       exceed those depots' total capacity.
+
+    Capacity comparisons allow :data:`CAPACITY_TOLERANCE`. The message names the field, the
+    index (batch index first) and the value; with ``names`` (one per instance) it starts with
+    the name of the instance at fault.
+    """
+
+    def fail(b: int, message: str) -> ValueError:
+        return ValueError(message if names is None else f"{names[b]}: {message}")
+
+    for key in INSTANCE_KEYS[:-1]:
+        if key == "cost_locs" and key not in td.keys():
+            continue
+        if key not in td.keys():
+            raise ValueError(f"{key}: missing from the instance TensorDict")
+    batch = td.batch_size
+    if len(batch) != 1:
+        raise ValueError(f"batch_size: CLRP instances need a 1-D batch, got {tuple(batch)}")
+    num_depots = td["depot_capacity"].shape[-1]
+    num_customers = td["demand"].shape[-1]
+    if num_depots < 1:
+        shape = list(td["depot_capacity"].shape)
+        raise ValueError(f"depot_capacity: need at least one depot, got shape {shape}")
+    if num_customers < 1:
+        shape = list(td["demand"].shape)
+        raise ValueError(f"demand: need at least one customer, got shape {shape}")
+    num_nodes = num_depots + num_customers
+    shapes = {
+        "locs": (num_nodes, 2),
+        "cost_locs": (num_nodes, 2),
+        "opening_cost": (num_depots,),
+        "demand": (num_customers,),
+    }
+    for key, shape in shapes.items():
+        if key in td.keys() and tuple(td[key].shape[1:]) != shape:
+            raise ValueError(
+                f"{key}: expected shape [B, {', '.join(map(str, shape))}] for {num_depots} "
+                f"depots and {num_customers} customers, got {list(td[key].shape)}"
+            )
+    for key in ("vehicle_capacity", "vehicle_fixed_cost"):
+        if td[key].numel() != batch[0]:
+            raise ValueError(f"{key}: expected one value per instance, got {list(td[key].shape)}")
+    checks = [
+        ("locs", "finite"),
+        ("depot_capacity", "finite and non-negative"),
+        ("opening_cost", "finite and non-negative"),
+        ("demand", "finite and non-negative"),
+        ("vehicle_capacity", "finite and non-negative"),
+        ("vehicle_fixed_cost", "finite and non-negative"),
+        ("cost_locs", "finite"),
+        ("demand", "positive"),
+        ("vehicle_capacity", "positive"),
+    ]
+    for key, rule in checks:
+        if key not in td.keys():
+            continue
+        value = td[key]
+        if rule == "positive":
+            bad = value <= 0
+        else:
+            bad = ~torch.isfinite(value)
+            if rule != "finite":
+                bad = bad | (value < 0)
+        if bad.any():
+            idx = bad.nonzero()[0].tolist()
+            raise fail(idx[0], f"{key}{idx} must be {rule}, got {value[tuple(idx)].item()}")
+    demand = td["demand"]
+    capacity = td["depot_capacity"]
+    limits = (  # a demand above either cannot be served
+        (td["vehicle_capacity"].reshape(-1, 1), "vehicle_capacity {limit:g}"),
+        (
+            capacity.amax(-1, keepdim=True),
+            "every depot_capacity (largest {limit:g}): instance {b} is infeasible",
+        ),
+    )
+    for limit, exceeded in limits:
+        over = demand > limit + CAPACITY_TOLERANCE
+        if over.any():
+            b, j = over.nonzero()[0].tolist()
+            raise fail(
+                b,
+                f"demand[{b}, {j}] = {demand[b, j].item():g} exceeds "
+                + exceeded.format(limit=limit[b, 0].item(), b=b),
+            )
+    total_demand = demand.sum(-1)
+    total_capacity = capacity.sum(-1)
+    short = total_demand > total_capacity + CAPACITY_TOLERANCE
+    if short.any():
+        b = int(short.nonzero()[0, 0])
+        raise fail(
+            b,
+            f"instance {b}: total demand {total_demand[b].item():g} exceeds total "
+            f"depot_capacity {total_capacity[b].item():g}",
+        )
+    # bin packing, for every threshold t = a demand at once (float64: exact sums); where every
+    # depot holds the largest demand it is the total check above, so only other rows are sorted
+    rows = (capacity.amin(-1) + CAPACITY_TOLERANCE < demand.amax(-1)).nonzero().squeeze(-1)
+    if len(rows) == 0:
+        return
+    thresholds = demand[rows].double().sort(-1).values  # [R, N] ascending
+    depots = capacity[rows].double().sort(-1).values  # [R, D] ascending
+
+    def total_from(sorted_values: torch.Tensor, low: torch.Tensor) -> torch.Tensor:
+        """Sum of the values ``>= low`` per threshold [R, N] (``sorted_values`` ascending)."""
+        suffix = sorted_values.flip(-1).cumsum(-1).flip(-1)  # [R, K]: sum from index k on
+        suffix = torch.cat([suffix, suffix.new_zeros(len(suffix), 1)], -1)
+        return suffix.gather(-1, torch.searchsorted(sorted_values, low))
+
+    need = total_from(thresholds, thresholds)
+    room = total_from(depots, thresholds - CAPACITY_TOLERANCE)
+    short = need > room + CAPACITY_TOLERANCE
+    if short.any():
+        r, k = _first(short)
+        b = int(rows[r])
+        raise fail(
+            b,
+            f"instance {b}: customers with demand >= {thresholds[r, k].item():g} need "
+            f"{need[r, k].item():g} but the depots that can hold them (depot_capacity >= "
+            f"{thresholds[r, k].item():g}) have only {room[r, k].item():g}",
+        )
 
 
 def split_start_action(actions: torch.Tensor, num_depots: int) -> tuple[torch.Tensor, torch.Tensor]:

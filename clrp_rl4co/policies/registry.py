@@ -1,0 +1,82 @@
+"""The policy registry: each policy's name, class and title, and loading any saved policy.
+
+A policy's name is what the Hydra model configs (``model=drlhq``), the ``clrp-rl4co`` command
+(``--model drlhq=PATH``), :func:`build_policy` and the shipped models (``<name>_<preset>``,
+:func:`.pretrained.shipped_models`) use; its title labels its rows in the evaluation tables.
+A saved policy (a shipped ``.json``, a Lightning checkpoint) records its class and constructor
+config (:func:`.pretrained.policy_config`); :func:`load_policy` rebuilds it from them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from .baselines import MTAPolicy, POMOStarPolicy
+from .drlhq import DRLHQPolicy
+from .pretrained import _resolve, drop_legacy_keys
+
+#: Policy classes by name.
+POLICIES: dict[str, type[torch.nn.Module]] = {
+    "drlhq": DRLHQPolicy,
+    "pomo": POMOStarPolicy,
+    "mta": MTAPolicy,
+}
+
+#: Display titles by name (the evaluation tables' row labels).
+TITLES: dict[str, str] = {"drlhq": "DRLHQ", "pomo": "POMO*", "mta": "MTA*"}
+
+
+def policy_class(name: str) -> type[torch.nn.Module]:
+    """The class of a policy name (``"drlhq"``) or of a class name (``"DRLHQPolicy"``, as
+    saved policies record it)."""
+    by_class = {cls.__name__: cls for cls in POLICIES.values()}
+    cls = POLICIES.get(name) or by_class.get(name)
+    if cls is None:
+        raise ValueError(
+            f"policy: unknown {name!r}; choose one of {list(POLICIES)} (classes {list(by_class)})"
+        )
+    return cls
+
+
+def policy_name(policy: type | torch.nn.Module) -> str | None:
+    """The name of a policy class or instance (``DRLHQPolicy`` -> ``"drlhq"``); None for a
+    class that is not registered (e.g. a user's subclass)."""
+    cls = policy if isinstance(policy, type) else type(policy)
+    return next((name for name, registered in POLICIES.items() if registered is cls), None)
+
+
+def build_policy(model: str = "drlhq", **config) -> torch.nn.Module:
+    """A fresh policy: ``model`` names it (:func:`policy_class`); ``config`` are its
+    constructor arguments (``embed_dim``, ``num_encoder_layers``, ``num_heads``,
+    ``feedforward_hidden``, ...)."""
+    return policy_class(model)(**config)
+
+
+def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
+    """A policy from a Lightning checkpoint (``.ckpt``) or a shipped / saved pretrained model.
+
+    Lightning checkpoints of ``POMO`` / ``AttentionModel`` pickle the policy in their
+    hyper-parameters, so they are read with ``weights_only=False``: load only files you trust.
+    Pretrained models (``.pt`` + ``.json``) are read with ``weights_only=True``.
+    """
+    path = Path(path)
+    if path.suffix == ".ckpt":
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+        meta = ckpt.get("clrp_policy")  # models.PolicyConfigCallback's policy_config
+        if meta is not None:
+            policy = policy_class(meta["class"])(**meta["config"])
+        else:
+            policy = ckpt.get("hyper_parameters", {}).get("policy")
+            if not isinstance(policy, torch.nn.Module):
+                raise ValueError(f"{path}: no policy config in the checkpoint")
+        state = {
+            k[len("policy.") :]: v for k, v in ckpt["state_dict"].items() if k.startswith("policy.")
+        }
+        policy.load_state_dict(drop_legacy_keys(policy, state))
+        return policy.to(map_location)
+    _, meta_path = _resolve(path)  # a shipped name or a saved path (else FileNotFoundError)
+    cls = policy_class(json.loads(meta_path.read_text())["class"])
+    return cls.from_pretrained(path, map_location=map_location)
