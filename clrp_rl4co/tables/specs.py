@@ -181,7 +181,7 @@ PRINS_MODEL_PRESET = "clrp50"
 def prins_part(models: dict[str, str | None] | None = None) -> TablePart:
     """DRLHQ alone and refined within 10 s, next to PyVRP 10 s. The default model is the
     clrp50 one: on these 20-200-customer instances its x8 solutions were the best of the shipped
-    clrp20 / clrp50 / clrp100 models (README, *Results*); ``models`` picks another."""
+    clrp20 / clrp50 / clrp100 models (results/README.md); ``models`` picks another."""
     model = (models or {}).get("drlhq") or shipped_model("drlhq", PRINS_MODEL_PRESET)
     rows = [Method(f"PyVRP {PRINS_SECONDS:g}s", "pyvrp", seconds=PRINS_SECONDS)]
     if model:
