@@ -89,11 +89,12 @@ class CLRPSolution:
         vehicles = instance.vehicle_fixed_cost * len(self.routes)
         return CostBreakdown(opening=opening, vehicles=vehicles, routing=routing)
 
-    def check(self, instance: CLRPInstance) -> None:
-        """Raise ``ValueError`` naming the first violated CLRP constraint."""
+    def check_structure(self, instance: CLRPInstance) -> None:
+        """Raise ``ValueError`` unless every route is a non-empty list of distinct existing
+        customers at an existing depot and every open depot exists (capacities and unserved
+        customers are :meth:`check`'s)."""
         num_depots, num_customers = instance.num_depots, instance.num_customers
         seen = np.zeros(num_customers, dtype=int)
-        depot_load = np.zeros(num_depots)
         for k, r in enumerate(self.routes):
             if not 0 <= r.depot < num_depots:
                 raise ValueError(f"route {k}: depot {r.depot} is not in 0..{num_depots - 1}")
@@ -103,6 +104,20 @@ class CLRPSolution:
                 if not 0 <= c < num_customers:
                     raise ValueError(f"route {k}: customer {c} is not in 0..{num_customers - 1}")
                 seen[c] += 1
+        for d in self.open_depots:
+            if not 0 <= d < num_depots:
+                raise ValueError(f"open depot {d} is not in 0..{num_depots - 1}")
+        if (seen > 1).any():
+            c = int(np.argmax(seen > 1))
+            raise ValueError(f"customer {c} is served more than once: served {seen[c]} times")
+
+    def check(self, instance: CLRPInstance) -> None:
+        """Raise ``ValueError`` naming the first violated CLRP constraint."""
+        self.check_structure(instance)
+        served = np.zeros(instance.num_customers, dtype=bool)
+        depot_load = np.zeros(instance.num_depots)
+        for k, r in enumerate(self.routes):
+            served[list(r.customers)] = True
             load = float(instance.demand[list(r.customers)].sum())
             if load > instance.vehicle_capacity + CAPACITY_TOLERANCE:
                 raise ValueError(
@@ -110,20 +125,14 @@ class CLRPSolution:
                     f"{instance.vehicle_capacity:g}"
                 )
             depot_load[r.depot] += load
-        for d in self.open_depots:
-            if not 0 <= d < num_depots:
-                raise ValueError(f"open depot {d} is not in 0..{num_depots - 1}")
         over = depot_load > instance.depot_capacity + CAPACITY_TOLERANCE
         if over.any():
             d = int(np.argmax(over))
             raise ValueError(
                 f"depot {d} serves {depot_load[d]:g} > its capacity {instance.depot_capacity[d]:g}"
             )
-        if (seen == 0).any():
-            raise ValueError(f"customer {int(np.argmax(seen == 0))} is not served")
-        if (seen > 1).any():
-            c = int(np.argmax(seen > 1))
-            raise ValueError(f"customer {c} is served {seen[c]} times")
+        if not served.all():
+            raise ValueError(f"customer {int(np.argmax(~served))} is not served")
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict:

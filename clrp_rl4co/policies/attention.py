@@ -73,11 +73,7 @@ class CLRPAttentionPolicy(CLRPPolicyMixin, PretrainedMixin, AttentionModelPolicy
             tanh_clipping=tanh_clipping,
         )
         super().__init__(
-            embed_dim=embed_dim,
-            num_encoder_layers=num_encoder_layers,
-            num_heads=num_heads,
-            feedforward_hidden=feedforward_hidden,
-            normalization=normalization,
+            **config,
             env_name=env_name,
             init_embedding=CLRPInitEmbedding(embed_dim),
             decoder=PrecomputedQueryDecoder(
@@ -88,7 +84,6 @@ class CLRPAttentionPolicy(CLRPPolicyMixin, PretrainedMixin, AttentionModelPolicy
                 dynamic_embedding=StaticEmbedding(),
                 use_graph_context=False,
             ),
-            tanh_clipping=tanh_clipping,
             train_decode_type=train_decode_type,
             val_decode_type=val_decode_type,
             test_decode_type=test_decode_type,

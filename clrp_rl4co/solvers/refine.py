@@ -21,39 +21,6 @@ from .pyvrp_solver import depot_set_search, encode, run_pyvrp
 MODES = ("full", "routes")
 
 
-def _check_encodable(instance: CLRPInstance, solution: CLRPSolution) -> None:
-    """Raise ``ValueError`` when ``solution`` cannot be handed to PyVRP as a warm start.
-
-    Refinement accepts solutions that break a capacity or leave customers unserved (PyVRP
-    repairs them), but every route must be a non-empty list of distinct existing customers at
-    an existing depot, and every open depot must exist.
-    """
-    num_depots, num_customers = instance.num_depots, instance.num_customers
-    seen: set[int] = set()
-    for k, r in enumerate(solution.routes):
-        problem = None
-        if not 0 <= r.depot < num_depots:
-            problem = f"depot {r.depot} is not in 0..{num_depots - 1}"
-        elif not r.customers:
-            problem = f"empty route at depot {r.depot}"
-        for c in r.customers:
-            if problem is not None:
-                break
-            if not 0 <= c < num_customers:
-                problem = f"customer {c} is not in 0..{num_customers - 1}"
-            elif c in seen:
-                problem = f"customer {c} is served more than once"
-            seen.add(c)
-        if problem is not None:
-            raise ValueError(f"instance {instance.name!r}: cannot refine: route {k}: {problem}")
-    for d in solution.open_depots:
-        if not 0 <= d < num_depots:
-            raise ValueError(
-                f"instance {instance.name!r}: cannot refine: open depot {d} is not in "
-                f"0..{num_depots - 1}"
-            )
-
-
 def refine_solution(
     instance: CLRPInstance,
     solution: CLRPSolution,
@@ -87,7 +54,10 @@ def refine_solution(
         return solution
     if max_runtime is not None and max_runtime <= 0 and max_iterations is None:
         return solution
-    _check_encodable(instance, solution)
+    try:  # PyVRP takes any start it can encode; capacities and unserved customers it repairs
+        solution.check_structure(instance)
+    except ValueError as exc:
+        raise ValueError(f"instance {instance.name!r}: cannot refine: {exc}") from exc
     if not solution.routes:
         return solution
     try:

@@ -260,7 +260,12 @@ class CLRPEnv(RL4COEnvBase):
         # a customer at the reset state is a multistart start action (see the class docstring):
         # it only sets start_customer; such rows do not move (moving = False)
         moving = active
-        if int(td["i"].min()) == 0:
+        # one host sync per step: is some row at its first step, does some row hold a start?
+        first_step, had_start = torch.stack(
+            [(td["i"] == 0).any(), (start_customer >= 0).any()]
+        ).tolist()
+        has_start = first_step or had_start
+        if first_step:
             start_action = (td["i"].reshape(-1, 1) == 0) & (action >= num_depots)
             start_customer = torch.where(start_action, action, start_customer)
             moving = active & ~start_action
@@ -293,8 +298,7 @@ class CLRPEnv(RL4COEnvBase):
             -1, customer, pending.gather(-1, customer).masked_fill(serve, INF)
         )
         served = served.scatter(-1, customer, served.gather(-1, customer) | serve)
-        has_start = int(start_customer.max()) >= 0
-        if has_start:  # kept until served (the mask forces it)
+        if had_start:  # kept until served (the mask forces it)
             start_customer = start_customer.masked_fill(serve & (action == start_customer), -1)
         route = td["current_route"]
         route_customers = route.scatter(-1, customer, route.gather(-1, customer) | serve)
