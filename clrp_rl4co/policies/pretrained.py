@@ -45,16 +45,6 @@ def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
     )
 
 
-#: Parameters of older versions that the policies no longer have (dropped when loading).
-LEGACY_KEYS = ("decoder.project_fixed_context.weight", "decoder.project_fixed_context.bias")
-
-
-def drop_legacy_keys(policy: torch.nn.Module, state: dict) -> dict:
-    """``state`` without :data:`LEGACY_KEYS` that ``policy`` does not have."""
-    own = policy.state_dict().keys()
-    return {k: v for k, v in state.items() if k in own or k not in LEGACY_KEYS}
-
-
 class PretrainedMixin:
     """``save_pretrained`` / ``from_pretrained`` for policies that keep ``self.config``."""
 
@@ -98,5 +88,5 @@ class PretrainedMixin:
             )
         policy = cls(**{**meta["config"], **overrides})
         state = torch.load(weights, map_location=map_location, weights_only=True)
-        policy.load_state_dict(drop_legacy_keys(policy, state))
+        policy.load_state_dict(state)
         return policy

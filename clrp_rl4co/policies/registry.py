@@ -16,7 +16,7 @@ import torch
 
 from .baselines import MTAPolicy, POMOStarPolicy
 from .drlhq import DRLHQPolicy
-from .pretrained import _resolve, drop_legacy_keys
+from .pretrained import _resolve
 
 #: Policy classes by name.
 POLICIES: dict[str, type[torch.nn.Module]] = {
@@ -75,7 +75,7 @@ def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
         state = {
             k[len("policy.") :]: v for k, v in ckpt["state_dict"].items() if k.startswith("policy.")
         }
-        policy.load_state_dict(drop_legacy_keys(policy, state))
+        policy.load_state_dict(state)
         return policy.to(map_location)
     _, meta_path = _resolve(path)  # a shipped name or a saved path (else FileNotFoundError)
     cls = policy_class(json.loads(meta_path.read_text())["class"])
