@@ -34,7 +34,7 @@ test: lint
 
 # Every evaluation table with its default rows and subsets (hours on a CPU; resumable).
 tables: setup
-	for t in clrp10 clrp20 clrp50 clrp100 cross-size prins paper-sets; do $(VENV)/bin/clrp-rl4co table $$t || exit 1; done
+	for t in clrp10 clrp20 clrp50 clrp100 cross-size prins paper-sets; do $(PY) -m experiments table $$t || exit 1; done
 
 # The CLRP env as a contribution to RL4CO: regenerate upstream/rl4co-clrp.patch from the
 # package's source, and run RL4CO's own test suite on a patched copy of the snapshot (minutes).

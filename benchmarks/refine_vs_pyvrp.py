@@ -16,7 +16,7 @@ Printed: the mean of each method, the paired mean difference (refinement minus P
 95% t interval, and how often refinement is lower / equal / higher; plus the load average at
 the start and the end. Example (about 2 x 30 x 5 s)::
 
-    python benchmarks/refine_vs_pyvrp.py --preset clrp50 --num 30 --seconds 5
+    python -m benchmarks.refine_vs_pyvrp --preset clrp50 --num 30 --seconds 5
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def refine_cost(instance, start, seconds: float, seed: int) -> float:
 def main(argv: list[str] | None = None) -> dict:
     from clrp_rl4co.data import CLRPSolution, tensordict_to_instances
     from clrp_rl4co.envs.clrp import CLRPEnv
+    from clrp_rl4co.evaluation import mean_ci95
     from clrp_rl4co.models import decode_batch, load_policy
-    from clrp_rl4co.tables.datasets import load_test_set
-    from clrp_rl4co.tables.report import mean_ci95
+    from experiments.published_sets import load_test_set
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--preset", default="clrp50")

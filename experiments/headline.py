@@ -1,6 +1,6 @@
 """The headline table: one line per synthetic preset, the main rows side by side.
 
-Reads the CSVs that :func:`clrp_rl4co.tables.run.run_table` writes (``<out>/<preset>/<preset>.csv``
+Reads the CSVs that :func:`.tables.run_table` writes (``<out>/<preset>/<preset>.csv``
 and ``<preset>_per_instance.csv``) and writes ``<out>/headline.md``. Each cell is a row's mean
 objective on the preset's headline subset -- the instances on which every shown row except the
 exact solver ran -- with the mean per-instance gap to the best row in brackets, so the cells of a
@@ -15,7 +15,7 @@ import csv
 import math
 from pathlib import Path
 
-from .specs import SYNTHETIC
+from .specs import SYNTHETIC, trained_on
 
 #: The DRLHQ paper's figures quoted in the issue (objective means on its own test sets).
 PAPER = {
@@ -35,42 +35,10 @@ COLUMNS = (
 )
 
 
-def family(label: str) -> str | None:
-    """The headline column of a table row (None: not shown)."""
-    if label.startswith("Exact"):
-        return "Exact"
-    if label.startswith("PyVRP"):
-        return "PyVRP"
-    if "untrained" in label or label.endswith("greedy"):
-        return None
-    for name in ("POMO*", "MTA*"):
-        if label.startswith(name) and label.endswith(" x8"):
-            return f"{name} x8"
-    if label.startswith("DRLHQ["):
-        if not label.split("]")[0].endswith(" model"):
-            return None  # a variant of the model (e.g. DRLHQ[samebudget]), not the headline one
-    if label.startswith("DRLHQ"):
-        if "SGBS" in label:
-            return "DRLHQ SGBS"
-        if "+ refine" in label:
-            return "DRLHQ x8 + refine"
-        if label.endswith(" x8"):
-            return "DRLHQ x8"
-    return None
-
-
 def _columns(summary: list[dict]) -> dict[str, dict]:
-    """Headline column -> summary CSV row (PyVRP rows split into short / long by time)."""
-    cells: dict[str, dict] = {}
-    pyvrp = sorted((r for r in summary if family(r["method"]) == "PyVRP"),
-                   key=lambda r: float(r["seconds"]))  # fmt: skip
-    for name, row in zip(("PyVRP short", "PyVRP long"), pyvrp):
-        cells[name] = row
-    for row in summary:
-        name = family(row["method"])
-        if name and name != "PyVRP":
-            cells[name] = row
-    return cells
+    """Headline column -> summary CSV row, by the row's ``family`` column (see
+    :class:`.specs.Row`)."""
+    return {row["family"]: row for row in summary if row.get("family") in COLUMNS}
 
 
 def _mean(values: list[float]) -> float:
@@ -104,8 +72,8 @@ def preset_line(summary: list[dict], per_instance: list[dict], preset: str) -> l
         row = cells[name]
         if own:
             text += f", {row['optimal']}/{len(keys)} proven"
-        if "[" in row["method"]:  # a model trained on another size, e.g. "[clrp20 model]"
-            text += " [" + row["method"].split("[", 1)[1].split("]", 1)[0] + "]"
+        if row["model"] and trained_on(row["model"]) != preset:  # trained on another size
+            text += f" [{trained_on(row['model'])} model]"
         if name.startswith("PyVRP") or name == "DRLHQ x8 + refine":
             text += f" {float(row['seconds']):.2g}s"
         line.append(text)

@@ -1,11 +1,12 @@
-"""The ``clrp-rl4co`` command: ``clrp-rl4co table <name>`` reproduces one evaluation table.
+"""``python -m experiments table <name>`` reproduces one evaluation table (run from the
+repository's root).
 
-    clrp-rl4co table clrp20                    # the clrp20 table (results/clrp20/clrp20.md)
-    clrp-rl4co table clrp50 --subset 20 --procs 2
-    clrp-rl4co table cross-size
-    clrp-rl4co table prins                     # needs $CLRP_BENCHMARKS_DIR
-    clrp-rl4co table paper-sets                # DRLHQ on the paper's own clrp10/20 test sets
-    clrp-rl4co datasets                        # write / verify the published test sets
+    python -m experiments table clrp20         # the clrp20 table (results/clrp20/clrp20.md)
+    python -m experiments table clrp50 --subset 20 --procs 2
+    python -m experiments table cross-size
+    python -m experiments table prins          # needs $CLRP_BENCHMARKS_DIR
+    python -m experiments table paper-sets     # DRLHQ on the paper's own clrp10/20 test sets
+    python -m experiments datasets             # write / verify the published test sets
 
 A rerun with the same ``--out`` resumes: cached per-instance results are read, not recomputed.
 """
@@ -17,7 +18,7 @@ import sys
 
 
 def _models(pairs: list[str]) -> dict[str, str]:
-    from .policies import POLICIES
+    from clrp_rl4co.policies import POLICIES
 
     out = {}
     for pair in pairs:
@@ -40,10 +41,12 @@ def _limits(pairs: list[str]) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .tables.run import TABLES
+    from .tables import TABLES
 
     parser = argparse.ArgumentParser(
-        prog="clrp-rl4co", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+        prog="python -m experiments",
+        description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("table", help="run one evaluation table")
@@ -68,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "datasets":
-        from .tables.datasets import TEST_SET_SIZES, load_test_set, published_test_set
-        from .tables.paper_sets import drlhq_test_set_filename, load_drlhq_test_set
-        from .tables.specs import PAPER_SET_PRESETS
+        from .paper_sets import drlhq_test_set_filename, load_drlhq_test_set
+        from .published_sets import TEST_SET_SIZES, load_test_set, published_test_set
+        from .specs import PAPER_SET_PRESETS
 
         for preset in TEST_SET_SIZES:
             td = load_test_set(preset, args.root)
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from .tables.run import RunOptions, run_table
+    from .tables import RunOptions, run_table
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -101,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         out=args.out,
         models=_models(args.model),
         options=options,
-        command="clrp-rl4co " + " ".join(sys.argv[1:] if argv is None else argv),
+        command="python -m experiments " + " ".join(sys.argv[1:] if argv is None else argv),
     )
     print(f"written: {md}")
     return 0

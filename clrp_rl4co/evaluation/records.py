@@ -1,4 +1,4 @@
-"""Per-instance results of an evaluation table and their resumable on-disk cache (JSON lines)."""
+"""Per-instance results of an evaluation and their resumable on-disk cache (JSON lines)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ class InstanceResult:
     """One method's result on one instance.
 
     Attributes:
-        method: the method's label in the table (e.g. ``"DRLHQ x8"``).
+        method: the method's key (:attr:`clrp_rl4co.evaluation.Method.key`, e.g.
+            ``"policy|drlhq_clrp20|multistart_greedy+aug8"``).
         instance: the instance's row in the table's dataset (0-based), or its index in the Prins
             list.
         name: the instance's name (e.g. ``"clrp20-17"`` or ``"coord50-5-1"``).
@@ -52,9 +53,9 @@ class InstanceResult:
 
 
 class ResultCache:
-    """Append-only JSON-lines store of :class:`InstanceResult`, one file per method.
+    """Append-only JSON-lines store of :class:`InstanceResult`, one file per method key.
 
-    A table run looks up what is already there and only computes the missing instances, so an
+    A run looks up what is already there and only computes the missing instances, so an
     interrupted evaluation resumes where it stopped. A truncated last line (interrupted write) is
     ignored.
     """
@@ -64,8 +65,13 @@ class ResultCache:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, method: str) -> Path:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in method)
-        return self.root / f"{safe}.jsonl"
+        """The file of the method key ``method``: its readable part plus 8 hex digits of its
+        SHA-1 (distinct keys never share a file, whatever characters they hold)."""
+        import hashlib
+
+        safe = "".join(c if c.isalnum() or c in "-_.+" else "_" for c in method)
+        digest = hashlib.sha1(method.encode()).hexdigest()[:8]
+        return self.root / f"{safe[:120]}.{digest}.jsonl"
 
     def load(self, method: str) -> dict[int, InstanceResult]:
         """Cached results of ``method`` by instance index."""
@@ -87,24 +93,24 @@ class ResultCache:
     def guard_models(self, fingerprints: dict[str, str]) -> list[str]:
         """Keep cached rows only for the model weights that produced them.
 
-        ``fingerprints`` maps each model-dependent row's label to a fingerprint of its weights
-        (see :func:`policy_fingerprint`). A cached row recorded with another fingerprint, or
+        ``fingerprints`` maps each model-dependent method key to a fingerprint of its weights
+        (see :func:`policy_fingerprint`). A cached method recorded with another fingerprint, or
         cached before fingerprints were recorded, is moved to ``stale/`` (so it is recomputed,
-        not silently reused after a model was retrained under the same name). Returns the labels
+        not silently reused after a model was retrained under the same name). Returns the keys
         moved aside.
         """
         manifest_path = self.root / self.MODELS_FILE
         manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
         moved = []
-        for label, fingerprint in fingerprints.items():
-            path = self.path(label)
-            recorded = manifest.get(label)
+        for key, fingerprint in fingerprints.items():
+            path = self.path(key)
+            recorded = manifest.get(key)
             if path.is_file() and recorded != fingerprint:
                 stale = self.root / "stale"
                 stale.mkdir(exist_ok=True)
                 path.rename(stale / f"{path.stem}.{recorded or 'unrecorded'}.jsonl")
-                moved.append(label)
-            manifest[label] = fingerprint
+                moved.append(key)
+            manifest[key] = fingerprint
         manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         return moved
 

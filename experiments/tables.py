@@ -13,24 +13,33 @@ import platform
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 
-from ..data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
-from .datasets import load_test_set, published_test_set
-from .methods import Method, TableData, run_method
+from clrp_rl4co.data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
+from clrp_rl4co.evaluation import (
+    EvalData,
+    InstanceResult,
+    ResultCache,
+    policy_fingerprint,
+    report,
+    run_method,
+)
+
 from .paper_sets import DRLHQ_TEST_SEED, drlhq_test_set_filename, load_drlhq_test_set
-from .records import InstanceResult, ResultCache, policy_fingerprint
+from .published_sets import load_test_set, published_test_set
 from .specs import (
     SYNTHETIC,
     UNTRAINED,
+    Row,
     TablePart,
     cross_size_parts,
     paper_set_parts,
     prins_part,
     synthetic_part,
+    with_method,
 )
 
 TABLES = (*SYNTHETIC, "cross-size", "prins", "paper-sets")
@@ -41,7 +50,7 @@ PAPER_PART = "paper-"
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a table runs (the ``clrp-rl4co table`` options).
+    """How a table runs (the ``python -m experiments table`` options).
 
     Attributes:
         subset: size of every slow row's subset (default: the row's own, see ``specs``).
@@ -74,14 +83,14 @@ def table_parts(table: str, models: dict[str, str] | None = None) -> list[TableP
     raise ValueError(f"table: must be one of {TABLES}, got {table!r}")
 
 
-def table_data(part: str, max_instances: int | None = None) -> TableData:
+def table_data(part: str, max_instances: int | None = None) -> EvalData:
     """The instances of a table part (a preset's published test set, the DRLHQ paper's test set
     of ``paper-<preset>``, or the Prins files)."""
     if part == "prins":
         files = prins_files()
         instances = [read_prodhon(f) for f in files]
         names = [f.stem for f in files]
-        return TableData(instances[:max_instances], names[:max_instances])
+        return EvalData(instances[:max_instances], names[:max_instances])
     if part.startswith(PAPER_PART):
         td = load_drlhq_test_set(part.removeprefix(PAPER_PART))
     else:
@@ -89,7 +98,7 @@ def table_data(part: str, max_instances: int | None = None) -> TableData:
     if max_instances is not None:
         td = td[:max_instances]
     names = [f"{part}-{i}" for i in range(td.batch_size[0])]
-    return TableData(tensordict_to_instances(td, names), names, td)
+    return EvalData(tensordict_to_instances(td, names), names, td)
 
 
 def hardware(device: str, num_procs: int) -> str:
@@ -119,7 +128,8 @@ def _load_average() -> str:
 
 
 def _git_commit() -> str:
-    """Short commit of the package's checkout, ``+ uncommitted changes`` when its code differs."""
+    """Short commit of the checkout, ``+ uncommitted changes`` when the package's or the
+    harness's code differs from it."""
     here = Path(__file__).resolve().parent
 
     def git(*args: str) -> str:
@@ -128,19 +138,20 @@ def _git_commit() -> str:
 
     try:
         commit = git("rev-parse", "--short", "HEAD") or "unknown"
-        dirty = commit != "unknown" and git("status", "--porcelain", "--", str(here.parent))
+        code = [str(here), str(here.parent / "clrp_rl4co")]  # the harness and the package
+        dirty = commit != "unknown" and git("status", "--porcelain", "--", *code)
         return f"{commit} + uncommitted changes" if dirty else commit
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
 
 def _apply_limits(
-    methods: list[Method],
+    rows: list[Row],
     subset: int | None,
     max_instances: int | None,
     limits: dict[str, int] | None = None,
     part: str = "",
-) -> list[Method]:
+) -> list[Row]:
     """Row limits after ``--subset`` (every limited row), ``--limit TEXT=N`` (the row labelled
     TEXT, else every row whose label contains TEXT; case-insensitive; ``PART:TEXT=N`` only in
     that part of the table, e.g. ``clrp500:x8=3``, applied after the others) and
@@ -151,36 +162,37 @@ def _apply_limits(
         for k, v in (limits or {}).items()
         if ":" in k and k.split(":", 1)[0] == part
     }
+    labels = [r.label.lower() for r in rows]
     out = []
-    for m in methods:
-        limit = m.limit
+    for row, label in zip(rows, labels):
+        limit = row.method.limit
         if subset is not None and limit is not None:
             limit = subset
         for text, count in [*general.items(), *specific.items()]:
-            exact = any(text.lower() == other.label.lower() for other in methods)
-            label = m.label.lower()
-            if (exact and text.lower() == label) or (not exact and text.lower() in label):
+            text = text.lower()
+            if (text == label) if text in labels else (text in label):
                 limit = count
         if max_instances is not None:
             limit = min(limit or max_instances, max_instances)
-        out.append(m.with_limit(limit))
+        out.append(with_method(row, row.method.with_limit(limit)))
     return out
 
 
 def run_part(
     part: TablePart, out: Path, options: RunOptions = RunOptions()
-) -> tuple[TableData, list[Method], list[InstanceResult]]:
-    """Run every row of ``part`` (cached rows are only read) and return its results."""
-    from ..envs import CLRPEnv
+) -> tuple[EvalData, list[Row], list[InstanceResult]]:
+    """Run every row of ``part`` (cached rows are only read) and return its data, its rows
+    (with the limits applied) and their results (``method`` = the method's key)."""
+    from clrp_rl4co.envs import CLRPEnv
 
     o = options
     data = table_data(part.name, o.max_instances)
-    methods = _apply_limits(part.methods, o.subset, o.max_instances, o.limits, part.name)
-    only = o.only
-    if only:
-        keep = {m.label for m in methods if any(s.lower() in m.label.lower() for s in only)}
-        keep |= {m.base for m in methods if m.label in keep and m.base}  # refine needs its base
-        methods = [m for m in methods if m.label in keep]
+    rows = _apply_limits(part.rows, o.subset, o.max_instances, o.limits, part.name)
+    if o.only:
+        keep = [r for r in rows if any(s.lower() in r.label.lower() for s in o.only)]
+        bases = [r.method.base for r in keep if r.method.base]  # refinement needs its base
+        rows = [r for r in rows if r in keep or r.method in bases]
+    methods = [r.method for r in rows]
     cache = ResultCache(out / "cache" / part.name)
     env = CLRPEnv(device=o.device)
     policies: dict[str, torch.nn.Module] = {}
@@ -190,12 +202,10 @@ def run_part(
             policies[name] = _load(name).to(o.device)
         return policies[name]
 
-    fingerprints = {m.label: policy_fingerprint(loader(m.model)) for m in methods
-                    if m.kind == "policy"}  # fmt: skip
-    fingerprints |= {m.label: fingerprints[m.base] for m in methods
-                     if m.kind == "refine" and m.base in fingerprints}  # fmt: skip
-    for label in cache.guard_models(fingerprints):
-        print(f"{part.name}: {label!r} was cached for other model weights; moved to stale/, "
+    fingerprints = {m.key: policy_fingerprint(loader(m.model)) for m in methods
+                    if m.kind in ("policy", "refine")}  # fmt: skip
+    for key in cache.guard_models(fingerprints):
+        print(f"{part.name}: {key!r} was cached for other model weights; moved to stale/, "
               "recomputing")  # fmt: skip
     on_device = _on_device(data, o.device)
     results: list[InstanceResult] = []
@@ -205,13 +215,13 @@ def run_part(
     if invalid:
         print(f"WARNING: {len(invalid)} invalid or missing solutions in {part.name}: "
               + ", ".join(f"{r.method}/{r.name}" for r in invalid[:5]))  # fmt: skip
-    return data, methods, results
+    return data, rows, results
 
 
 def _load(name: str) -> torch.nn.Module:
     """A policy by name; ``untrained:<name>`` is the named model's architecture freshly
     initialised with seed 0 (the untrained baseline)."""
-    from ..policies import load_policy
+    from clrp_rl4co.policies import load_policy
 
     if not name.startswith(UNTRAINED):
         return load_policy(name)
@@ -221,13 +231,13 @@ def _load(name: str) -> torch.nn.Module:
         return type(trained)(**trained.config)
 
 
-def _on_device(data: TableData, device: str) -> TableData:
+def _on_device(data: EvalData, device: str) -> EvalData:
     if data.td is None or device == "cpu":
         return data
-    return TableData(data.instances, data.names, data.td.to(device))
+    return EvalData(data.instances, data.names, data.td.to(device))
 
 
-def references(part: str, data: TableData) -> dict[str, dict[int, float]]:
+def references(part: str, data: EvalData) -> dict[str, dict[int, float]]:
     """Best-known values of the Prins instances by row: ``{"BKS": ..., "BKS (DRLHQ paper)": ...}``
     (empty for generated instances)."""
     if part != "prins":
@@ -239,20 +249,36 @@ def references(part: str, data: TableData) -> dict[str, dict[int, float]]:
     }
 
 
-def write_part(part, data, methods, results, out: Path):
-    """Write the CSV summary and per-instance CSV of one part; returns its Markdown section."""
-    from . import report
+def labelled(rows: list[Row], results: list[InstanceResult]) -> list[InstanceResult]:
+    """``results`` with each method key replaced by its row's label (for display)."""
+    labels = {r.method.key: r.label for r in rows}
+    if len(labels) != len(rows) or len(set(labels.values())) != len(rows):
+        raise ValueError(f"rows: two rows run the same method or share a label "
+                         f"({[r.label for r in rows]})")  # fmt: skip
+    return [replace(r, method=labels[r.method]) for r in results if r.method in labels]
 
-    labels = [m.label for m in methods]
+
+def identity_columns(row: Row) -> dict[str, object]:
+    """The summary CSV's columns that say what a row is (read by :mod:`.headline`)."""
+    m = row.method
+    return {"key": m.key, "kind": m.kind, "model": m.model, "decode": m.decode,
+            "budget_seconds": m.seconds, "family": row.family}  # fmt: skip
+
+
+def write_part(part: TablePart, data: EvalData, rows: list[Row], results, out: Path) -> str:
+    """Write the CSV summary and per-instance CSV of one part; returns its Markdown section."""
+    labels = [r.label for r in rows]
+    shown = labelled(rows, results)
     refs = references(part.name, data)
-    summaries = report.summarize(results, labels, refs.get("BKS"))
+    summaries = report.summarize(shown, labels, refs.get("BKS"))
     lines = [f"### {part.name}", ""]
     if part.models:
         lines.append("- models: " + ", ".join(f"{k} = `{v}`" for k, v in part.models.items()))
-    limited = [f"{m.label}: first {m.limit}" for m in methods if (m.limit or len(data)) < len(data)]
+    limited = [f"{r.label}: first {r.method.limit}" for r in rows
+               if (r.method.limit or len(data)) < len(data)]  # fmt: skip
     subsets = f" (subsets: {'; '.join(limited)})" if limited else ""
     lines.append(f"- instances: {len(data)}{subsets}")
-    batches = [f"{m.label}: {m.batch_size}" for m in methods if m.kind == "policy"]
+    batches = [f"{r.label}: {r.method.batch_size}" for r in rows if r.method.kind == "policy"]
     if batches:
         one = "1 (instances of different sizes)" if data.td is None else None
         lines.append("- policy batch sizes: " + (one or "; ".join(batches)))
@@ -261,86 +287,66 @@ def write_part(part, data, methods, results, out: Path):
     for label, ref in refs.items():
         if label == "BKS":
             continue
-        extra = report.summarize(results, labels, ref)
+        extra = report.summarize(shown, labels, ref)
         lines.append("")
         lines.append(f"Gap to {label}:")
         lines.append("")
         lines.append(report.to_markdown(extra, reference_label=label))
-    for line in paired_lines(methods, results):
+    for line in paired_lines(rows, results):
         lines += ["", line]
-    for line in paper_lines(part.name, summaries, len(data)):
+    for line in paper_lines(part.name, rows, summaries, len(data)):
         lines += ["", line]
-    report.to_csv(summaries, out / f"{part.name}.csv")
-    report.per_instance_csv(results, out / f"{part.name}_per_instance.csv")
+    identity = {r.label: identity_columns(r) for r in rows}
+    report.to_csv(summaries, out / f"{part.name}.csv", extra=identity)
+    report.per_instance_csv(shown, out / f"{part.name}_per_instance.csv", labels)
     return "\n".join(lines)
 
 
-def paired(results: list[InstanceResult], first: str, second: str) -> dict | None:
-    """Paired comparison of two rows on the instances both solved: mean of ``first - second``
-    (instance units) with its 95% CI, and wins / ties / losses of ``first``."""
-    from .report import mean_ci95
-
-    a = {r.instance: r.cost for r in results if r.method == first and r.valid}
-    b = {r.instance: r.cost for r in results if r.method == second and r.valid}
-    common = sorted(set(a) & set(b))
-    if not common:
-        return None
-    diffs = [a[i] - b[i] for i in common]
-    mean, ci = mean_ci95(diffs)
-    tol = 1e-9
-    return {
-        "n": len(common),
-        "mean_diff": mean,
-        "ci95": ci,
-        "wins": sum(d < -tol for d in diffs),
-        "ties": sum(abs(d) <= tol for d in diffs),
-        "losses": sum(d > tol for d in diffs),
-    }
-
-
-def paired_lines(methods: list[Method], results: list[InstanceResult]) -> list[str]:
+def paired_lines(rows: list[Row], results: list[InstanceResult]) -> list[str]:
     """One sentence per refinement row against the PyVRP row with the same time budget, and per
     pair a row names in ``paired_with``."""
+    by_method = {r.method: r for r in rows}
     pairs = []
-    for m in methods:
-        pairs += [("Paired", m.label, other) for other in m.paired_with]
-        twin = next((o for o in methods if o.kind == "pyvrp" and o.seconds == m.seconds), None)
-        if m.kind == "refine" and twin:
-            pairs.append(("Paired, same time per instance", m.label, twin.label))
+    for row in rows:
+        m = row.method
+        pairs += [("Paired", row, by_method[o]) for o in row.paired_with if o in by_method]
+        twin = next((o for o in rows if o.method.kind == "pyvrp" and o.method.seconds == m.seconds
+                     and m.kind == "refine"), None)  # fmt: skip
+        if twin:
+            pairs.append(("Paired, same time per instance", row, twin))
     out = []
     for title, first, second in pairs:
-        stats = paired(results, first, second)
+        stats = report.paired(results, first.method.key, second.method.key)
         if stats:
             out.append(
-                f"{title}: {first} minus {second} = {stats['mean_diff']:+.4f} ± "
+                f"{title}: {first.label} minus {second.label} = {stats['mean_diff']:+.4f} ± "
                 f"{stats['ci95']:.4f} (95% CI) over {stats['n']} instances; lower on "
                 f"{stats['wins']}, equal on {stats['ties']}, higher on {stats['losses']}."
             )
     return out
 
 
-def paper_lines(part: str, summaries: list, num_instances: int) -> list[str]:
+def paper_lines(part: str, rows: list[Row], summaries: list, num_instances: int) -> list[str]:
     """For a ``paper-<preset>`` part: each figure the paper reports for DRLHQ on this test set
-    next to the rows of the same kind here (relative difference in %)."""
+    next to the rows of the same family here (relative difference in %)."""
     from .headline import PAPER
 
     if not part.startswith(PAPER_PART):
         return []
+    by_label = {s.method: s for s in summaries}
     out = []
-    for name, value in PAPER.get(part.removeprefix(PAPER_PART), {}).items():
-        sgbs = "SGBS" in name
-        rows = [s for s in summaries if s.method.startswith("DRLHQ") and " x8" in s.method
-                and ("SGBS" in s.method) == sgbs and s.instances]  # fmt: skip
+    for family, value in PAPER.get(part.removeprefix(PAPER_PART), {}).items():
+        same = [by_label[r.label] for r in rows if r.family == family and r.label in by_label]
         cells = [
             f"{s.method} {s.objective:.4f} ({100 * (s.objective - value) / value:+.2f}%"
             + ("" if s.instances == num_instances else f", first {s.instances} instances only")
             + ")"
-            for s in rows
+            for s in same
+            if s.instances
         ]
         if cells:
-            out.append(f"The paper reports {name} = {value:.4f} on its test set (regenerated here, "
-                       "see the data line); here: "
-                       + "; ".join(cells) + ".")  # fmt: skip
+            out.append(f"The paper reports {family} = {value:.4f} on its test set (regenerated "
+                       "here, see the data line); here: " + "; ".join(cells) + ".")  # fmt: skip
     return out
 
 
@@ -362,12 +368,12 @@ def run_table(
     print(f"table {table}: {info}")
     sections = []
     for part in parts:
-        data, methods, results = run_part(part, folder, options)
-        text = write_part(part, data, methods, results, folder)
+        data, rows, results = run_part(part, folder, options)
+        text = write_part(part, data, rows, results, folder)
         sections.append(text)
         print(text + "\n")
         if part.name == "prins":
-            _prins_picture(data, results, methods, folder)
+            _prins_picture(data, results, rows, folder)
     header = [
         f"# Table {table}",
         "",
@@ -389,7 +395,7 @@ def run_table(
                           for p in parts)  # fmt: skip
         header.append(
             f"- data: the DRLHQ repository's test sets, regenerated from its seed "
-            f"({DRLHQ_TEST_SEED}) and draw order ({files}; see `clrp_rl4co/tables/paper_sets.py` "
+            f"({DRLHQ_TEST_SEED}) and draw order ({files}; see `experiments/paper_sets.py` "
             "for what is and is not verified)"
         )
     md = folder / f"{table}.md"
@@ -403,59 +409,37 @@ def run_table(
 
 
 def _gap_plot(out_root: Path) -> None:
-    """Redraw ``gap_by_size.png`` from every synthetic table's cache under ``out_root``."""
-    from . import report
-
+    """Redraw ``gap_by_size.png`` from every synthetic table's summary CSV under ``out_root``
+    (rows named by their family, so a legend entry spans the presets)."""
     tables = {}
     for preset in SYNTHETIC:
-        cache_dir = out_root / preset / "cache" / preset
-        if not cache_dir.is_dir():
-            continue
-        results = ResultCache(cache_dir).load_all()
-        if results:
-            order = [m.label for m in synthetic_part(preset).methods]
-            seen = {r.method for r in results}
-            labels = [m for m in order if m in seen] + sorted(seen - set(order))
-            tables[preset] = _canonical(report.summarize(results, labels))
+        path = out_root / preset / f"{preset}.csv"
+        if path.is_file():
+            rows = report.read_csv(path)
+            tables[preset] = [replace(s, method=extra["family"] or s.method)
+                              for s, extra in rows]  # fmt: skip
     if tables:
         report.plot_gaps(tables, out_root / "gap_by_size.png")
 
 
-def _canonical(summaries: list) -> list:
-    """Row names shared across presets for the plot: ``DRLHQ[clrp20 model] x8`` -> ``DRLHQ x8``,
-    PyVRP budgets -> ``PyVRP short`` / ``PyVRP long``, ``(5s total)`` -> ``(= PyVRP short)``."""
-    import re
-    from dataclasses import replace
-
-    pyvrp = sorted((s for s in summaries if s.method.startswith("PyVRP")), key=lambda s: s.seconds)
-    names = {s.method: name for s, name in zip(pyvrp, ("PyVRP short", "PyVRP long"))}
-    out = []
-    for s in summaries:
-        name = names.get(s.method, re.sub(r"\[\w+ model\]", "", s.method))
-        name = re.sub(r"\(\S+s total\)", "(= PyVRP short)", name)
-        out.append(replace(s, method=name))
-    return out
-
-
-def _prins_picture(data: TableData, results, methods: list[Method], folder: Path) -> None:
+def _prins_picture(data: EvalData, results, rows: list[Row], folder: Path) -> None:
     """Picture of the last row's solution of one Prins instance (coord50-5-1 if present)."""
-    from ..data import instances_to_tensordict
-    from ..envs import CLRPEnv
-    from . import report
+    from clrp_rl4co.data import instances_to_tensordict
+    from clrp_rl4co.envs import CLRPEnv
 
-    if not results:
+    if not results or not rows:
         return
-    label = methods[-1].label
-    rows = {r.instance: r for r in results if r.method == label and r.valid}
-    if not rows:
+    last = rows[-1]
+    solved = {r.instance: r for r in results if r.method == last.method.key and r.valid}
+    if not solved:
         return
-    index = data.names.index("coord50-5-1") if "coord50-5-1" in data.names else min(rows)
-    if index not in rows:
-        index = min(rows)
+    index = data.names.index("coord50-5-1") if "coord50-5-1" in data.names else min(solved)
+    if index not in solved:
+        index = min(solved)
     td = instances_to_tensordict([data.instances[index]])
-    actions = torch.as_tensor([rows[index].actions])
+    actions = torch.as_tensor([solved[index].actions])
     env = CLRPEnv()
     final = env.rollout_actions(td, actions)
     report.plot_solution(
-        env, final, actions, folder / "prins_solution.png", f"{data.names[index]}: {label}"
+        env, final, actions, folder / "prins_solution.png", f"{data.names[index]}: {last.label}"
     )

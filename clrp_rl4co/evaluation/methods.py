@@ -1,11 +1,11 @@
-"""The methods of an evaluation table and how each one is run, timed and validated.
+"""Evaluate a policy or a solver on a dataset: run, time and validate, resumably.
 
-A :class:`Method` is one row of a table: a policy with a decode spec (``greedy``,
-``multistart_greedy+aug8``, ``sgbs:4x4+aug8``, ...), a classical solver with a time budget
-(``pyvrp``, ``exact``), or the refinement of another row's solutions with a total time budget.
-:func:`run_method` runs it on the instances it has no cached result for and validates every
-solution with the numpy checker (:meth:`clrp_rl4co.data.CLRPSolution.check`), independent of the
-env that produced it.
+A :class:`Method` is a policy with a decode spec (``greedy``, ``multistart_greedy+aug8``,
+``sgbs:4x4+aug8``, ...), a classical solver with a time budget (``pyvrp``, ``exact``), or the
+refinement of a policy's solutions within a total time budget. :func:`run_method` runs it on the
+instances of an :class:`EvalData` it has no cached result for and validates every solution with
+the numpy checker (:meth:`clrp_rl4co.data.CLRPSolution.check`), independent of the env that
+produced it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import torch
 from tensordict import TensorDict
@@ -25,55 +25,78 @@ from .records import InstanceResult, ResultCache
 KINDS = ("policy", "pyvrp", "exact", "refine")
 
 
+def _budget(seconds: float) -> str:
+    """``5s``, ``0.5s``: a time budget as it appears in keys."""
+    return f"{seconds:g}s"
+
+
 @dataclass(frozen=True)
 class Method:
-    """One row of an evaluation table.
+    """One evaluated method: its identity (``kind``, ``model``, ``decode``, ``seconds``) plus how
+    it runs (``limit``, ``batch_size``).
+
+    The identity alone names the method's results: :attr:`key` is derived from it, names its
+    cache file and is stored in each :class:`InstanceResult`; display labels are rendered from
+    the identity by whoever shows the results, never parsed back.
 
     Attributes:
-        label: the row's name (also the cache file's name).
         kind: ``"policy"``, ``"pyvrp"``, ``"exact"`` or ``"refine"``.
-        model: shipped model name or path (``policy``).
-        decode: decode spec, see :class:`clrp_rl4co.models.evaluation.DecodeSpec` (``policy``).
+        model: shipped model name or path (``policy``, ``refine``).
+        decode: decode spec, see :class:`clrp_rl4co.models.evaluation.DecodeSpec` (``policy``;
+            for ``refine`` the decode of the policy row it starts from).
         seconds: time limit per instance (``pyvrp``, ``exact``), or the *total* time per
             instance of ``refine`` (the base row's time plus the refinement budget).
-        base: label of the row whose solutions ``refine`` improves.
-        limit: run on the first ``limit`` instances only (a labelled subset), None for all.
+        limit: run on the first ``limit`` instances only (a subset), None for all.
         batch_size: instances per policy batch (time per instance = batch wall time / size).
-        paired_with: labels of rows this row is compared with instance by instance in the
-            table (e.g. a same-budget DRLHQ model against POMO* and MTA*).
     """
 
-    label: str
     kind: str
     model: str | None = None
     decode: str | None = None
     seconds: float | None = None
-    base: str | None = None
-    limit: int | None = None
-    batch_size: int = 100
-    paired_with: tuple[str, ...] = ()
+    limit: int | None = field(default=None, compare=False)
+    batch_size: int = field(default=100, compare=False)
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise ValueError(f"kind: must be one of {KINDS}, got {self.kind!r} ({self.label})")
-        if self.kind == "policy" and (self.model is None or self.decode is None):
-            raise ValueError(f"{self.label}: a policy row needs model and decode")
-        if self.kind in ("pyvrp", "exact", "refine") and not (self.seconds and self.seconds > 0):
-            raise ValueError(f"seconds: {self.label} needs a positive budget, got {self.seconds}")
-        if self.kind == "refine" and not self.base:
-            raise ValueError(f"base: {self.label} needs the label of the row it refines")
+            raise ValueError(f"kind: must be one of {KINDS}, got {self.kind!r}")
+        if self.kind in ("policy", "refine") and (self.model is None or self.decode is None):
+            raise ValueError(f"model, decode: a {self.kind} method needs both, got {self!r}")
+        if self.kind in ("pyvrp", "exact") and (self.model or self.decode):
+            raise ValueError(f"model, decode: a {self.kind} method has neither, got {self!r}")
+        if self.kind == "policy" and self.seconds is not None:
+            raise ValueError(f"seconds: a policy method has no budget, got {self.seconds}")
+        if self.kind != "policy" and not (self.seconds and self.seconds > 0):
+            raise ValueError(f"seconds: a {self.kind} method needs a positive budget, got "
+                             f"{self.seconds}")  # fmt: skip
         if self.limit is not None and self.limit < 1:
-            raise ValueError(f"limit: must be >= 1 or None, got {self.limit} ({self.label})")
+            raise ValueError(f"limit: must be >= 1 or None, got {self.limit}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size: must be >= 1, got {self.batch_size}")
+
+    @property
+    def key(self) -> str:
+        """The method's identity as one string, e.g. ``policy|drlhq_clrp20|greedy``,
+        ``pyvrp|1s``, ``refine|drlhq_clrp20|multistart_greedy+aug8|5s``."""
+        parts = [self.kind, self.model, self.decode]
+        if self.seconds is not None:
+            parts.append(_budget(self.seconds))
+        return "|".join(p for p in parts if p is not None)
+
+    @property
+    def base(self) -> Method | None:
+        """The policy method whose solutions a ``refine`` method improves (None otherwise)."""
+        if self.kind != "refine":
+            return None
+        return Method("policy", self.model, self.decode, batch_size=self.batch_size)
 
     def with_limit(self, limit: int | None) -> Method:
-        from dataclasses import replace
-
         return replace(self, limit=limit)
 
 
-class TableData:
-    """The instances of a table: numpy instances for solvers and validation, env TensorDicts
-    for policies.
+class EvalData:
+    """The instances of an evaluation: numpy instances for solvers and validation, env
+    TensorDicts for policies.
 
     Args:
         instances: the instances (validation and classical solvers use these).
@@ -113,12 +136,13 @@ class TableData:
 def validated(
     method: str,
     index: int,
-    data: TableData,
+    data: EvalData,
     actions: Sequence[int],
     seconds: float,
     **fields,
 ) -> InstanceResult:
-    """An :class:`InstanceResult` whose cost comes from the numpy checker (``inf`` if invalid)."""
+    """An :class:`InstanceResult` of ``method`` (a key) whose cost comes from the numpy checker
+    (``inf`` if invalid)."""
     instance = data.instances[index]
     actions = [int(a) for a in actions]
     try:
@@ -136,7 +160,7 @@ def validated(
     )  # fmt: skip
 
 
-def _run_policy(method: Method, data: TableData, todo: list[int], env, policy, cache, bar):
+def _run_policy(method: Method, data: EvalData, todo: list[int], env, policy, cache, bar):
     from ..models.evaluation import decode_batch
 
     for chunk in data.policy_batches(todo, method.batch_size):
@@ -145,14 +169,14 @@ def _run_policy(method: Method, data: TableData, todo: list[int], env, policy, c
         per = seconds / len(chunk)
         rows = []
         for k, index in enumerate(chunk):
-            row = validated(method.label, index, data, actions[k].tolist(), per)
+            row = validated(method.key, index, data, actions[k].tolist(), per)
             row.extra["env_cost"] = float(parts["total"][k])
             rows.append(row)
         cache.add(rows)
         bar(len(chunk))
 
 
-def _run_solver(method: Method, data: TableData, todo: list[int], num_procs: int, cache, bar):
+def _run_solver(method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar):
     from ..solvers import solve
 
     step = max(1, num_procs)
@@ -172,7 +196,7 @@ def _run_solver(method: Method, data: TableData, todo: list[int], num_procs: int
             if res.solution is None:
                 rows.append(
                     InstanceResult(
-                        method.label,
+                        method.key,
                         index,
                         data.names[index],
                         math.inf,
@@ -185,7 +209,7 @@ def _run_solver(method: Method, data: TableData, todo: list[int], num_procs: int
                 continue
             rows.append(
                 validated(
-                    method.label,
+                    method.key,
                     index,
                     data,
                     actions,
@@ -210,14 +234,14 @@ def _refine_job(job: tuple) -> tuple[list[int], float]:
     return solution.to_actions(instance.num_depots), time.perf_counter() - start
 
 
-def _run_refine(method: Method, data: TableData, todo: list[int], num_procs: int, cache, bar):
+def _run_refine(method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar):
     from ..solvers.api import _map
 
-    base = cache.load(method.base)
+    base = cache.load(method.base.key)
     missing = [i for i in todo if i not in base]
     if missing:
         raise RuntimeError(
-            f"{method.label}: base row {method.base!r} has no result for instances {missing[:5]}"
+            f"{method.key}: its base {method.base.key!r} has no result for instances {missing[:5]}"
             "... run it first"
         )
     step = max(1, num_procs)
@@ -231,7 +255,7 @@ def _run_refine(method: Method, data: TableData, todo: list[int], num_procs: int
         outputs = _map(_refine_job, jobs, num_procs, False, "refine")
         rows = []
         for i, (actions, seconds) in zip(chunk, outputs):
-            row = validated(method.label, i, data, actions, base[i].seconds + seconds)
+            row = validated(method.key, i, data, actions, base[i].seconds + seconds)
             row.extra["base_cost"] = base[i].cost
             rows.append(row)
         cache.add(rows)
@@ -240,7 +264,7 @@ def _run_refine(method: Method, data: TableData, todo: list[int], num_procs: int
 
 def run_method(
     method: Method,
-    data: TableData,
+    data: EvalData,
     cache: ResultCache,
     env: CLRPEnv | None = None,
     policy_loader: Callable[[str], torch.nn.Module] | None = None,
@@ -250,26 +274,26 @@ def run_method(
     """Run ``method`` on the instances it has no cached result for; returns all its results.
 
     Args:
-        method: the row.
-        data: the table's instances.
+        method: what to run.
+        data: the instances.
         cache: where results are read from and appended to (resume after an interruption).
-        env: the env for policy rows (default ``CLRPEnv()``).
-        policy_loader: ``name -> policy`` (default :func:`clrp_rl4co.models.load_policy`).
+        env: the env of policy methods (default ``CLRPEnv()``).
+        policy_loader: ``name -> policy`` (default :func:`clrp_rl4co.policies.load_policy`).
         num_procs: worker processes of the classical solvers and of refinement.
         progress: show a tqdm progress bar.
     """
     count = len(data) if method.limit is None else min(method.limit, len(data))
-    done = cache.load(method.label)
+    done = cache.load(method.key)
     todo = [i for i in range(count) if i not in done]
     if todo:
         from tqdm.auto import tqdm
 
         with tqdm(
-            total=count, initial=count - len(todo), desc=method.label, disable=not progress
+            total=count, initial=count - len(todo), desc=method.key, disable=not progress
         ) as bar:
             step = bar.update
             if method.kind == "policy":
-                from ..models import load_policy
+                from ..policies import load_policy
 
                 policy = (policy_loader or load_policy)(method.model).eval()
                 _run_policy(method, data, todo, env or CLRPEnv(), policy, cache, step)
@@ -277,5 +301,5 @@ def run_method(
                 _run_refine(method, data, todo, num_procs, cache, step)
             else:
                 _run_solver(method, data, todo, num_procs, cache, step)
-        done = cache.load(method.label)
+        done = cache.load(method.key)
     return [done[i] for i in range(count) if i in done]

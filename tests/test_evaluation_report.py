@@ -1,4 +1,5 @@
-"""Evaluation-table summaries, Markdown/CSV output and pictures (clrp_rl4co.tables.report)."""
+"""Evaluation summaries, paired comparisons, Markdown/CSV output and pictures
+(clrp_rl4co.evaluation.report)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from clrp_rl4co.tables.records import InstanceResult
-from clrp_rl4co.tables.report import (
+from clrp_rl4co.evaluation.records import InstanceResult
+from clrp_rl4co.evaluation.report import (
     MethodSummary,
     mean_ci95,
+    paired,
     per_instance_csv,
     plot_gaps,
     plot_solution,
+    read_csv,
     summarize,
     t_quantile,
     to_csv,
@@ -235,6 +238,45 @@ def test_csv_round_trip(tmp_path: Path) -> None:
                 assert math.isnan(float(row[name]))
             else:
                 assert float(row[name]) == value  # full precision
+
+
+def test_csv_extra_columns_and_read_back(tmp_path: Path) -> None:
+    results = toy_table() + [record("D", 0, 95.0), record("D", 1, math.inf)]
+    summaries = summarize(results, reference={0: 80.0})
+    extra = {"A": {"family": "fam A", "budget": 1.5}, "C": {"family": "fam C", "model": None}}
+    path = to_csv(summaries, tmp_path / "summary.csv", extra=extra)
+    header = path.read_text().splitlines()[0].split(",")
+    assert header[-3:] == ["family", "budget", "model"]
+    back = read_csv(path)
+    assert len(back) == len(summaries)
+    for (got, _), want in zip(back, summaries):
+        for name, value in vars(want).items():
+            other = getattr(got, name)
+            assert type(other) is type(value), name
+            assert other == value or (math.isnan(value) and math.isnan(other)), name
+    extras = [e for _, e in back]
+    assert extras[0] == {"family": "fam A", "budget": "1.5", "model": ""}
+    assert extras[1] == {"family": "", "budget": "", "model": ""}  # B: no extra columns
+    assert extras[2]["family"] == "fam C" and extras[2]["model"] == ""  # None -> blank
+
+
+def test_paired_comparison() -> None:
+    rows = [
+        record("R", 0, 10.0),
+        record("R", 1, 12.0),
+        record("R", 2, 9.0),
+        record("R", 3, 9.0),
+        record("P", 0, 11.0),
+        record("P", 1, 12.0),
+        record("P", 2, math.inf),  # failed: not paired
+        InstanceResult("P", 3, "toy-3", 8.0, 1.0, valid=False),  # invalid: not paired
+    ]
+    stats = paired(rows, "R", "P")
+    assert stats["n"] == 2 and stats["mean_diff"] == pytest.approx(-0.5)
+    assert (stats["wins"], stats["ties"], stats["losses"]) == (1, 1, 0)
+    # diffs -1, 0: sd = 0.7071, t(0.975, 1) = 12.706 -> half-width 12.706 * 0.7071 / sqrt(2)
+    assert stats["ci95"] == pytest.approx(12.7062 * 0.5, rel=1e-4)
+    assert paired(rows, "R", "nobody") is None
 
 
 def test_per_instance_csv(tmp_path: Path) -> None:

@@ -5,10 +5,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from clrp_rl4co.data import instances_checksum
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import load_dataset, save_dataset
-from clrp_rl4co.tables.datasets import instances_checksum
-from clrp_rl4co.tables.paper_sets import (
+from clrp_rl4co.evaluation import MethodSummary
+from experiments.paper_sets import (
     DRLHQ_TEST_SEED,
     DRLHQ_TEST_SET_CHECKSUMS,
     DRLHQ_TEST_SET_SIZES,
@@ -16,9 +17,8 @@ from clrp_rl4co.tables.paper_sets import (
     drlhq_test_set_filename,
     load_drlhq_test_set,
 )
-from clrp_rl4co.tables.report import MethodSummary
-from clrp_rl4co.tables.run import paper_lines, table_parts
-from clrp_rl4co.tables.specs import PAPER_SET_PRESETS
+from experiments.specs import PAPER_SET_PRESETS
+from experiments.tables import paper_lines, table_parts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -91,10 +91,11 @@ def test_bad_requests_name_the_field(preset, size, match):
 def test_paper_sets_table_rows_and_paper_lines():
     parts = table_parts("paper-sets")
     assert [p.name for p in parts] == [f"paper-{p}" for p in PAPER_SET_PRESETS]
-    labels = {m.label: m for m in parts[1].methods}
+    labels = {r.label: r.method for r in parts[1].rows}
     assert labels["DRLHQ x8 rot45"].decode == "multistart_greedy+rot8"
     assert labels["DRLHQ SGBS(4,4) x8"].decode == "sgbs:4x4+aug8"
-    assert "Exact (HiGHS 60s)" in {m.label for m in parts[0].methods}
+    assert labels["DRLHQ x8"].model == "drlhq_clrp20"
+    assert "Exact (HiGHS 60s)" in {r.label for r in parts[0].rows}
 
     def row(label, objective, n):
         return MethodSummary(label, n, n, 0, objective, 0.0, 0.0, 0.0, n, 0, objective, 0.0,
@@ -106,8 +107,8 @@ def test_paper_sets_table_rows_and_paper_lines():
         row("DRLHQ x8 rot45", 15.0, 1000),
         row("DRLHQ SGBS(4,4) x8", 14.8, 40),
     ]
-    x8, sgbs = paper_lines("paper-clrp20", summaries, 1000)
+    x8, sgbs = paper_lines("paper-clrp20", parts[1].rows, summaries, 1000)
     assert "DRLHQ x8 = 14.8549 on its test set" in x8 and "DRLHQ x8 14.9000 (+0.30%)" in x8
     assert "DRLHQ x8 rot45 15.0000 (+0.98%)" in x8 and "SGBS" not in x8
     assert "DRLHQ SGBS(4,4) x8 14.8000 (+0.35%, first 40 instances only)" in sgbs
-    assert paper_lines("clrp20", summaries, 1000) == []
+    assert paper_lines("clrp20", parts[1].rows, summaries, 1000) == []

@@ -1,4 +1,4 @@
-"""The published test sets of the evaluation tables: seeded ``.npz`` files with checksums.
+"""The published test sets of the evaluation tables: seeded ``.npz`` files with pinned checksums.
 
 Every synthetic table runs on a fixed set of generated instances: 1,000 per preset for clrp10 ...
 clrp100 (the paper's tables) and 100 per preset for the cross-size presets clrp200 ... clrp500.
@@ -11,19 +11,13 @@ the pinned checksum (so a change of the generator cannot silently change the tab
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tensordict import TensorDict
 
-from ..envs.clrp.generator import (
-    CLRPGenerator,
-    dataset_checksum,
-    generate_dataset,
-    load_dataset,
-    save_dataset,
-)
+from clrp_rl4co.data import load_or_draw
+from clrp_rl4co.envs.clrp.generator import CLRPGenerator, generate_dataset
 
 #: Seed of every published test set (a different stream from training, seed 0, and the
 #: validation sets, seed 1234).
@@ -69,12 +63,10 @@ class PublishedTestSet:
 
 
 def datasets_dir() -> Path:
-    """``$CLRP_DATASETS_DIR`` if set, else the ``datasets/`` folder of this repository checkout
-    (or of the current directory for an installed package)."""
+    """``$CLRP_DATASETS_DIR`` if set, else the repository's ``datasets/`` folder."""
     if os.environ.get("CLRP_DATASETS_DIR"):
         return Path(os.environ["CLRP_DATASETS_DIR"])
-    repo = Path(__file__).resolve().parents[2] / "datasets"
-    return repo if repo.is_dir() else Path.cwd() / "datasets"
+    return Path(__file__).resolve().parents[1] / "datasets"
 
 
 def published_test_set(preset: str) -> PublishedTestSet:
@@ -99,36 +91,3 @@ def load_test_set(preset: str, root: str | Path | None = None, write: bool = Tru
         TEST_SET_CHECKSUMS.get(preset),
         write,
     )
-
-
-def load_or_draw(
-    path: Path,
-    draw: Callable[[], TensorDict],
-    seed: int,
-    expected: str | None,
-    write: bool = True,
-) -> TensorDict:
-    """Read the dataset at ``path``, or ``draw()`` it (and write it when ``write``) when the file
-    is missing; either way its checksum must equal ``expected`` (when given), else
-    ``ValueError``."""
-    if path.is_file():
-        td = load_dataset(path)
-    else:
-        td = draw()
-        if write:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            save_dataset(td, path, seed=seed, compress=True)
-    checksum = instances_checksum(td)
-    if expected is not None and checksum != expected:
-        raise ValueError(
-            f"{path}: checksum {checksum[:12]}... differs from the published {expected[:12]}... "
-            "(the file or the generator changed)"
-        )
-    return td
-
-
-def instances_checksum(td: TensorDict) -> str:
-    """Checksum of an instance TensorDict as stored by :func:`save_dataset`."""
-    from ..envs.clrp.generator import INSTANCE_KEYS
-
-    return dataset_checksum({k: td[k].detach().cpu().numpy() for k in INSTANCE_KEYS})

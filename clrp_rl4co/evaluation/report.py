@@ -1,7 +1,9 @@
-"""Summaries of an evaluation table: per-method rows, Markdown/CSV output and pictures.
+"""Summaries of evaluation results: per-method rows, paired comparisons, Markdown/CSV output and
+pictures.
 
-An evaluation table (``"clrp20"``: generated instances, ``"prins"``: the 30 benchmark instances,
-...) is a list of :class:`~clrp_rl4co.tables.records.InstanceResult`, one per (method, instance).
+The results of an evaluation (e.g. generated instances or the 30 Prins instances) are a list of
+:class:`~clrp_rl4co.evaluation.records.InstanceResult`, one per (method, instance); ``method``
+is whatever names the method here (a key, or a display label the caller substituted).
 Slow methods may have run on a subset of the instances only, so each row reports its quantities
 twice: over the method's own instances, and over the *common subset* (the instances on which
 every listed method ran), where rows are comparable.
@@ -29,7 +31,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clrp_rl4co.tables.records import InstanceResult
+from .records import InstanceResult
 
 if TYPE_CHECKING:
     import torch
@@ -238,6 +240,29 @@ def summarize(
     return summaries
 
 
+def paired(results: list[InstanceResult], first: str, second: str) -> dict | None:
+    """Paired comparison of two methods on the instances both solved (None when there are
+    none): ``n``, ``mean_diff`` (mean of ``first - second``, instance units) with its 95% CI
+    half-width ``ci95``, and ``wins`` / ``ties`` / ``losses`` of ``first`` (lower / equal /
+    higher cost, up to 1e-9)."""
+    a = {r.instance: r.cost for r in results if r.method == first and not _failed(r)}
+    b = {r.instance: r.cost for r in results if r.method == second and not _failed(r)}
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    diffs = [a[i] - b[i] for i in common]
+    mean, ci = mean_ci95(diffs)
+    tol = 1e-9
+    return {
+        "n": len(common),
+        "mean_diff": mean,
+        "ci95": ci,
+        "wins": sum(d < -tol for d in diffs),
+        "ties": sum(abs(d) <= tol for d in diffs),
+        "losses": sum(d > tol for d in diffs),
+    }
+
+
 # --------------------------------------------------------------------------- text output
 _MISSING = "n/a"
 
@@ -356,22 +381,50 @@ def to_markdown(
     return "\n".join(lines) + "\n"
 
 
-def to_csv(summaries: list[MethodSummary], path: str | Path) -> Path:
+def to_csv(
+    summaries: list[MethodSummary],
+    path: str | Path,
+    extra: dict[str, dict[str, Any]] | None = None,
+) -> Path:
     """Write every field of ``summaries`` to a CSV file at full precision; returns the path.
 
     Floats are written with :func:`repr` (``float()`` reads them back exactly, ``nan``/``inf``
-    included).
+    included). ``extra`` adds columns after the fields: ``{method: {column: value}}`` (e.g. a
+    method's identity); a column missing for a method is left blank.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     names = [f.name for f in fields(MethodSummary)]
+    extra = extra or {}
+    added: list[str] = []
+    for columns in extra.values():
+        added += [c for c in columns if c not in added and c not in names]
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(names)
+        writer.writerow(names + added)
         for s in summaries:
-            row = asdict(s)
-            writer.writerow([repr(v) if isinstance(v, float) else v for v in row.values()])
+            row = list(asdict(s).values()) + [extra.get(s.method, {}).get(c, "") for c in added]
+            writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else v
+                             for v in row])  # fmt: skip
     return path
+
+
+def read_csv(path: str | Path) -> list[tuple[MethodSummary, dict[str, str]]]:
+    """The rows of a CSV written by :func:`to_csv`: each :class:`MethodSummary` (floats read
+    back exactly) with its extra columns as text."""
+    kinds = {f.name: f.type for f in fields(MethodSummary)}
+    out = []
+    with Path(path).open(newline="") as f:
+        for row in csv.DictReader(f):
+            values = {}
+            for name, kind in kinds.items():
+                text = row[name]
+                values[name] = (
+                    text if kind == "str" else int(text) if kind == "int" else float(text)
+                )
+            extra = {k: v for k, v in row.items() if k not in kinds}
+            out.append((MethodSummary(**values), extra))
+    return out
 
 
 def per_instance_csv(

@@ -27,8 +27,10 @@ from pathlib import Path
 import torch
 from tensordict import TensorDict
 
-from ..envs.clrp.generator import CLRPGenerator, instance_tensordict
-from .datasets import TEST_SET_SIZES, datasets_dir, load_or_draw
+from clrp_rl4co.data import load_or_draw
+from clrp_rl4co.envs.clrp.generator import CLRPGenerator, instance_tensordict
+
+from .published_sets import TEST_SET_SIZES, datasets_dir
 
 #: The seed of ``data/gen_data.py`` in the DRLHQ repository.
 DRLHQ_TEST_SEED = 1234
@@ -101,7 +103,7 @@ def load_drlhq_test_set(
     preset: str, root: str | Path | None = None, write: bool = True
 ) -> TensorDict:
     """The regenerated DRLHQ test set of ``preset`` from ``root`` (default
-    :func:`clrp_rl4co.tables.datasets.datasets_dir`), drawn and written when missing; its
+    :func:`.published_sets.datasets_dir`), drawn and written when missing; its
     checksum must match the pinned one, else ``ValueError``."""
     _require_preset(preset)
     path = Path(root or datasets_dir()) / drlhq_test_set_filename(preset)
