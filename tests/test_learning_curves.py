@@ -1,18 +1,33 @@
-"""examples/learning_curves.py: merging resumed logs and writing the comparison CSV/PNG."""
+"""clrp_rl4co.models.curves: the metrics CSV across resumes, progress logs, comparisons."""
 
 import csv
-import importlib.util
-from pathlib import Path
+import json
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
+
+from clrp_rl4co.models import curves
+from clrp_rl4co.models.curves import ResumableCSVLogger
+from clrp_rl4co.models.runs import RunFolder
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("learning_curves", ROOT / "examples" /
-                                                  "learning_curves.py")  # fmt: skip
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_resumable_csv_logger_keeps_earlier_rows(tmp_path):
+    first = ResumableCSVLogger(tmp_path, name="csv", version="")
+    first.log_metrics({"val/reward": -10.0}, step=1)
+    first.log_metrics({"val/reward": -9.0}, step=3)
+    first.save()
+    # a resumed part: a new logger on the same folder, with a new column
+    second = ResumableCSVLogger(tmp_path, name="csv", version="")
+    second.log_metrics({"val/reward": -8.0, "train/loss": 0.5}, step=5)
+    second.save()
+    rows = _rows(tmp_path / "csv" / "metrics.csv")
+    assert [int(r["step"]) for r in rows] == [1, 3, 5]
+    assert [float(r["val/reward"]) for r in rows] == [-10.0, -9.0, -8.0]
+    assert [r["train/loss"] for r in rows] == ["", "", "0.5"]
 
 
 def test_resumed_logs_are_merged_and_written(tmp_path):
@@ -29,11 +44,32 @@ def test_resumed_logs_are_merged_and_written(tmp_path):
     other = tmp_path / "other.log"
     other.write_text("[epoch 0 step 100 1.0 min] val/max_reward=-18.0 val/reward=-19.0\n")
     out = tmp_path / "curves"
-    _module().main(["--batch-size", "64", "--out", str(out), f"A={part1},{part2}", f"B={other}"])
-    rows = list(csv.DictReader((tmp_path / "curves.csv").open()))
+    curves.main(["--batch-size", "64", "--out", str(out), f"A={part1},{part2}", f"B={other}"])
+    rows = _rows(tmp_path / "curves.csv")
     a = [r for r in rows if r["label"] == "A"]
     assert [int(r["step"]) for r in a] == [100, 200, 300]
     assert [int(r["training_instances"]) for r in a] == [6400, 12800, 19200]
     assert [float(r["val_cost_best_start"]) for r in a] == [17.5, 16.9, 16.5]
+    assert [float(r["val_cost_mean"]) for r in a] == [18.0, 17.7, 17.2]
     assert len([r for r in rows if r["label"] == "B"]) == 1
     assert (tmp_path / "curves.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="B: --batch-size is needed"):
+        curves.compare_runs({"B": [other]}, tmp_path / "x")
+    with pytest.raises(SystemExit):
+        curves.main(["--out", str(out), "no-label"])
+
+
+def test_run_folders_know_their_instances_and_metric(tmp_path):
+    """A run folder: instances per step = batch x processes, metric = its algorithm's."""
+    run = RunFolder(tmp_path / "run")
+    run.csv_dir.mkdir(parents=True)
+    run.config_file.write_text("model:\n  batch_size: 8\n  algorithm: reinforce\n")
+    run.provenance_file.write_text(json.dumps({"invocations": [{"world_size": 2}]}))
+    run.metrics.write_text("epoch,step,train/loss,val/reward\n0,9,,-5.0\n,10,0.1,\n1,19,,-4.0\n")
+    rows = curves.compare_runs({"R": [run.path]}, tmp_path / "cmp")
+    assert [(r["step"], r["training_instances"], r["val_cost_mean"]) for r in rows] == [
+        (9, 144, 5.0),
+        (19, 304, 4.0),
+    ]
+    assert curves.plot_run(run.metrics, run.learning_curve) and run.learning_curve.is_file()
+    assert not curves.plot_run(tmp_path / "missing.csv", tmp_path / "no.png")

@@ -1,24 +1,68 @@
-"""End-to-end training with RL4CO's stock POMO / AttentionModel and RL4COTrainer on CPU."""
+"""Training: build_model with RL4CO's POMO / AttentionModel, and the one training path
+(clrp_rl4co.models.training, what `python run.py ...` runs) end to end on tiny sizes."""
 
+import csv
 import json
 import math
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from hydra import compose, initialize_config_dir
 from lightning.pytorch.callbacks import Callback
+from omegaconf import OmegaConf
 from rl4co.models import POMO
 from rl4co.utils.trainer import RL4COTrainer
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.models import PolicyConfigCallback, build_model, build_policy, load_policy
+from clrp_rl4co.models import (
+    PolicyConfigCallback,
+    algorithm_of,
+    build_model,
+    build_policy,
+    curves,
+    load_policy,
+    monitor_metric,
+    paper_lr_schedule,
+    shipping,
+    training,
+)
+from clrp_rl4co.models.curves import ProgressLog
+from clrp_rl4co.models.runs import RunFolder
+from clrp_rl4co.policies import POLICIES
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
 DATA = dict(batch_size=4, train_data_size=8, val_data_size=4, test_data_size=4)
+
+# keep equal to README (training commands, run in order)
+README_COMMANDS = [
+    "python run.py experiment=cpu_clrp20 trainer.max_time=00:02:00:00",
+    "python run.py experiment=cpu_clrp20 trainer.max_time=00:04:00:00 ckpt_path=last",
+    "python run.py experiment=cpu_clrp20 model=pomo trainer.max_time=00:02:00:00",
+    'python -m clrp_rl4co.models.curves --out runs/clrp20 DRLHQ=runs/drlhq_clrp20 "POMO*=runs/pomo_clrp20"',  # noqa: E501
+    "python run.py experiment=cpu_clrp20 env.generator_params.preset=clrp50 init=drlhq_clrp20 trainer.max_time=00:01:00:00",  # noqa: E501
+    "python -m clrp_rl4co.models.shipping runs/drlhq_clrp50 drlhq_clrp50_mine",
+]
+
+#: Appended to the README's `run.py` commands: tiny sizes (the README's are CPU hours).
+TINY_TAIL = [
+    "model.policy.embed_dim=16",
+    "model.policy.num_encoder_layers=1",
+    "model.policy.num_heads=2",
+    "model.policy.feedforward_hidden=32",
+    "model.batch_size=4",
+    "model.train_data_size=8",
+    "model.val_data_size=4",
+    "model.val_batch_size=4",
+]
+
+
+# --- build_model and RL4CO's trainer --------------------------------------------------------
 
 
 class LossRecorder(Callback):
@@ -27,22 +71,6 @@ class LossRecorder(Callback):
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         self.losses.append(float(outputs["loss"]))
-
-
-def _trainer(tmp_path, recorder, **kwargs):
-    return RL4COTrainer(
-        max_epochs=1,
-        accelerator="cpu",
-        devices=1,
-        precision="32-true",
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        callbacks=[recorder, PolicyConfigCallback()],
-        default_root_dir=str(tmp_path),
-        **kwargs,
-    )
 
 
 @pytest.mark.parametrize(
@@ -54,19 +82,27 @@ def test_train_few_steps(tmp_path, model, algorithm, num_augment):
     env = CLRPEnv(generator_params={"preset": "clrp10"}, check_actions=False)
     policy = build_policy(model, **TINY)
     lit = build_model(env, policy, algorithm=algorithm, num_augment=num_augment, **DATA)
+    assert algorithm_of(lit) == algorithm
     before = {k: v.clone() for k, v in policy.state_dict().items()}
     recorder = LossRecorder()
-    trainer = _trainer(tmp_path, recorder, max_steps=2)
-    trainer.fit(lit)
-    assert len(recorder.losses) == 2 and all(
-        map(torch.isfinite, map(torch.tensor, recorder.losses))
+    trainer = RL4COTrainer(
+        max_steps=2,
+        accelerator="cpu",
+        devices=1,
+        precision="32-true",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[recorder, PolicyConfigCallback()],
+        default_root_dir=str(tmp_path),
     )
-    changed = [k for k, v in policy.state_dict().items() if not torch.equal(v, before[k])]
-    assert changed, "no parameter changed"
+    trainer.fit(lit)
+    assert len(recorder.losses) == 2 and all(map(math.isfinite, recorder.losses))
+    assert any(not torch.equal(v, before[k]) for k, v in policy.state_dict().items())
     results = trainer.test(lit, verbose=False)
-    assert torch.isfinite(torch.tensor(results[0]["test/reward"]))
-    if num_augment > 1:
-        assert "test/max_aug_reward" in results[0]
+    assert math.isfinite(results[0]["test/reward"])
+    assert ("test/max_aug_reward" in results[0]) == (num_augment > 1)
 
     # checkpoint round trip: identical greedy solutions
     ckpt = tmp_path / "model.ckpt"
@@ -90,195 +126,281 @@ def test_pomo_default_policy_kwargs_unchanged():
     assert lit.policy.val_decode_type == "multistart_greedy"
 
 
-def _run(cmd, tmp_path, timeout=300):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(
-        cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
+def test_build_conventions_and_bad_input():
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    assert (
+        monitor_metric("pomo") == "val/max_reward" and monitor_metric("reinforce") == "val/reward"
     )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc
+    schedule = paper_lr_schedule(epochs=35, decay_at=0.7)
+    assert schedule["lr_scheduler_kwargs"] == {"milestones": [24], "gamma": 0.1}
+    lit = build_model(env, build_policy("drlhq", **TINY), lr_schedule={"epochs": 10}, **DATA)
+    assert lit.hparams["lr_scheduler_kwargs"]["milestones"] == [7]
+    policy = build_policy("drlhq", **TINY)
+    with pytest.raises(ValueError, match="algorithm: unknown 'ppo'"):
+        build_model(env, policy, algorithm="ppo")
+    with pytest.raises(ValueError, match="augment: unknown 'flip'"):
+        build_model(env, policy, augment="flip")
+    with pytest.raises(ValueError, match="lr_schedule.decay_at"):
+        build_model(env, policy, lr_schedule={"epochs": 10, "decay_at": 1.5})
+    with pytest.raises(ValueError, match="algorithm: unknown"):
+        monitor_metric("POMO")
 
 
-def test_train_script_ddp_two_processes(tmp_path):
-    """examples/train.py under a 2-process CPU DDP run (a subprocess: DDP relaunches argv)."""
-    out = tmp_path / "run"
-    cmd = [
-        sys.executable,
-        str(ROOT / "examples" / "train.py"),
-        "--preset",
-        "clrp10",
-        "--embed-dim",
-        "16",
-        "--layers",
-        "1",
-        "--heads",
-        "2",
-        "--ff",
-        "32",
-        "--batch-size",
-        "4",
-        "--train-size",
-        "16",
-        "--val-size",
-        "8",
-        "--epochs",
-        "1",
-        "--max-steps",
-        "2",
-        "--accelerator",
-        "cpu",
-        "--devices",
-        "2",
-        "--strategy",
-        "ddp",
-        "--threads",
-        "1",
-        "--no-progress-bar",
-        "--out",
-        str(out),
+def test_precision_one_rule(monkeypatch):
+    assert training.training_precision("cpu") == "32-true"
+    assert training.training_precision("gpu", "16-mixed") == "16-mixed"  # an explicit one wins
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert training.training_precision("auto") == "bf16-mixed"
+    assert training.training_precision("cpu") == "32-true"
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert training.training_precision("gpu") == "16-mixed"
+
+
+# --- the config tree --------------------------------------------------------------------------
+
+
+def _compose(overrides):
+    with initialize_config_dir(config_dir=str(training.CONFIG_DIR), version_base="1.3"):
+        return compose("main", overrides)
+
+
+def test_model_configs_share_one_block_and_name_the_registry_classes():
+    """configs/model/<name>.yaml for each registry name, each naming its class, otherwise the
+    same composed config (the block they share, base.yaml)."""
+    composed = {}
+    for name, cls in POLICIES.items():
+        model = OmegaConf.to_container(_compose([f"model={name}"]).model)
+        assert model["policy"].pop("_target_") == f"clrp_rl4co.policies.{cls.__name__}"
+        composed[name] = model
+    first = composed["drlhq"]
+    assert all(model == first for model in composed.values())
+    assert first["_target_"] == "clrp_rl4co.models.build_model" and first["algorithm"] == "pomo"
+    assert first["policy"]["embed_dim"] == 256 and first["lr_schedule"]["decay_at"] == 0.7
+
+
+def test_config_keys_of_every_former_flag():
+    """Each setting of the former examples/train.py flags is one config key."""
+    cfg = _compose(
+        [
+            "experiment=cpu_clrp20",
+            "model=mta",
+            "model.algorithm=reinforce",
+            "env.generator_params.preset=clrp50",
+            "model.augment=rotate45",
+            "model.optimizer_kwargs.lr=3e-4",
+            "model.lr_schedule.decay_at=0.5",
+            "trainer.max_time={minutes:7.5}",
+            "init=drlhq_clrp20",
+            "val_seed=7",
+        ]
+    )
+    assert cfg.model.policy.embed_dim == 128 and cfg.model.num_augment == 1
+    assert cfg.model.policy._target_.endswith("MTAPolicy") and cfg.model.algorithm == "reinforce"
+    assert cfg.env.generator_params.preset == "clrp50" and cfg.model.augment == "rotate45"
+    assert cfg.model.optimizer_kwargs.lr == 3e-4 and cfg.model.lr_schedule.decay_at == 0.5
+    assert cfg.model.lr_schedule.epochs == cfg.trainer.max_epochs == 35
+    assert cfg.trainer.max_time == {"minutes": 7.5} and cfg.init == "drlhq_clrp20"
+    assert cfg.callbacks.latest_checkpoint.every_n_train_steps == 25 and cfg.num_threads == 1
+    assert cfg.val_seed == 7 and cfg.model.val_data_size == 500
+
+
+# --- the training path, in this process ----------------------------------------------------
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    """Run folders under tmp_path/runs; errors raised as themselves (not Hydra's exit)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PROJECT_ROOT", raising=False)
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+    return tmp_path
+
+
+def run_py(monkeypatch, *overrides: str) -> None:
+    """``python run.py <overrides>`` in this process."""
+    monkeypatch.setattr(sys, "argv", ["run.py", *overrides])
+    training.main()
+
+
+def _steps(csv_path: Path, key: str) -> list[int]:
+    with csv_path.open(newline="") as f:
+        return [int(row["step"]) for row in csv.DictReader(f) if row.get(key)]
+
+
+def _ckpt(path: Path) -> dict:
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def _policy_state(ckpt: dict) -> dict:
+    return {
+        k[len("policy.") :]: v for k, v in ckpt["state_dict"].items() if k.startswith("policy.")
+    }
+
+
+@pytest.mark.parametrize("algorithm", ["pomo", "reinforce"])
+def test_best_checkpoint_by_the_algorithms_metric_becomes_policy_best(
+    in_tmp, monkeypatch, algorithm
+):
+    run_py(monkeypatch, "experiment=tiny", f"model.algorithm={algorithm}", "trainer.max_epochs=3")
+    run = RunFolder(in_tmp / "runs" / "tiny_drlhq")
+    metric = monitor_metric(algorithm)
+    with run.metrics.open(newline="") as f:
+        scores = [float(row[metric]) for row in csv.DictReader(f) if row.get(metric)]
+    assert len(scores) == 3  # one validation per epoch
+    best = _ckpt(run.checkpoints / "best.ckpt")
+    state = next(s for k, s in best["callbacks"].items() if k.startswith("ModelCheckpoint"))
+    assert state["monitor"] == metric and float(state["best_model_score"]) == pytest.approx(
+        max(scores)
+    )
+    saved = torch.load(run.policy_best.with_suffix(".pt"), weights_only=True)
+    expected = _policy_state(best)
+    assert saved.keys() == expected.keys() and all(
+        torch.equal(saved[k], expected[k]) for k in saved
+    )
+    meta = json.loads(run.policy_best.with_suffix(".json").read_text())
+    assert meta["validation"]["metric"] == metric and meta["algorithm"] == algorithm
+    assert meta["validation"]["value"] == pytest.approx(max(scores))
+    assert meta["training"] == [
+        f"python run.py experiment=tiny model.algorithm={algorithm} trainer.max_epochs=3"
     ]
-    _run(cmd, tmp_path)
-    assert (out / "csv" / "metrics.csv").is_file()
-    assert (out / "checkpoints" / "best.ckpt").is_file()
-    assert (out / "learning_curve.png").is_file()
-    policy = load_policy(out / "policy_best.pt")
-    assert policy.config["embed_dim"] == 16
+    assert run.learning_curve.stat().st_size > 1000
+    assert run.val_set.is_file()
 
 
-def test_train_script_resume(tmp_path, capsys):
-    """examples/train.py in-process: a second call with --resume continues the first run."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import train
+def test_resume_continues_steps_time_and_metrics(in_tmp, monkeypatch):
+    args = ["experiment=tiny", "trainer.max_epochs=5"]
+    run_py(monkeypatch, *args, "trainer.max_steps=2")
+    run = RunFolder(in_tmp / "runs" / "tiny_drlhq")
+    first_steps = _steps(run.metrics, "val/reward")
+    first = ProgressLog.from_checkpoint(_ckpt(run.checkpoints / "last.ckpt"))
+    assert _ckpt(run.checkpoints / "last.ckpt")["global_step"] == 2 and first["instances"] == 8
 
-    out = tmp_path / "run"
-    base = [
-        "--preset", "clrp10", "--embed-dim", "16", "--layers", "1", "--heads", "2",
-        "--ff", "32", "--batch-size", "4", "--train-size", "8", "--val-size", "4",
-        "--no-progress-bar", "--out", str(out), "--resume",
-    ]  # fmt: skip
-    train.main(base + ["--epochs", "1"])
-    train.main(base + ["--epochs", "2"])
-    assert "resuming from" in capsys.readouterr().out
-    ckpt = torch.load(out / "checkpoints" / "last.ckpt", weights_only=False)
-    assert ckpt["global_step"] == 4
-    assert (out / "learning_curve.png").is_file() and (out / "policy_best.json").is_file()
-    # the first part's metrics survive the resume (Lightning's CSVLogger would overwrite them)
-    import csv
-
-    def steps(name):
-        return {int(row["step"]) for row in csv.DictReader((out / "csv" / name).open())}
-
-    first, second = steps("metrics_part1.csv"), steps("metrics.csv")
-    assert first and second and max(first) < min(second)
+    # a fresh start into a run folder with checkpoints is refused
+    with pytest.raises(ValueError, match="ckpt_path=last"):
+        run_py(monkeypatch, *args, "trainer.max_steps=4")
+    run_py(monkeypatch, *args, "trainer.max_steps=4", "ckpt_path=last")
+    last = _ckpt(run.checkpoints / "last.ckpt")
+    assert last["global_step"] == 4
+    second = ProgressLog.from_checkpoint(last)
+    assert second["instances"] == 16 and second["seconds"] > first["seconds"]
+    steps = _steps(run.metrics, "val/reward")  # the first part's rows are kept
+    assert steps[: len(first_steps)] == first_steps and len(steps) == len(first_steps) + 1
+    assert max(steps) > max(first_steps)
+    records = run.invocations()
+    assert [r["resumed_from"] for r in records] == [None, str(run.checkpoints / "last.ckpt")]
+    assert records[1]["command"].endswith("trainer.max_steps=4 ckpt_path=last")
+    meta = json.loads(run.policy_best.with_suffix(".json").read_text())
+    assert len(meta["training"]) == 2  # the refused start left no record
 
 
-def test_hydra_run_tiny(tmp_path):
-    """run.py with the project's config tree (RL4CO layout)."""
-    out = tmp_path / "hydra"
+def test_newest_checkpoint_includes_the_periodic_one(tmp_path):
+    run = RunFolder(tmp_path)
+    assert run.newest_checkpoint() is None and training.resume_checkpoint("last", run) is None
+    run.checkpoints.mkdir()
+    for i, name in enumerate(["best.ckpt", "last.ckpt", "latest.ckpt"]):
+        (run.checkpoints / name).write_text(name)
+        os.utime(run.checkpoints / name, ns=(10**18 + i, 10**18 + i))
+    assert training.resume_checkpoint("last", run) == run.checkpoints / "latest.ckpt"
+    assert training.resume_checkpoint(None, run) is None
+    with pytest.raises(FileNotFoundError, match="ckpt_path: 'nope.ckpt'"):
+        training.resume_checkpoint("nope.ckpt", run)
+
+
+def test_max_time_stops_cleanly(in_tmp, monkeypatch):
+    run_py(
+        monkeypatch, "experiment=tiny", "trainer.max_epochs=100000", "trainer.max_time={seconds:1}"
+    )
+    run = RunFolder(in_tmp / "runs" / "tiny_drlhq")
+    steps = _ckpt(run.checkpoints / "last.ckpt")["global_step"]
+    assert 0 < steps < 200_000
+    assert run.policy_best.with_suffix(".pt").is_file() and run.learning_curve.is_file()
+
+
+def test_init_from_a_saved_policy_its_architecture_wins(in_tmp, monkeypatch):
+    torch.manual_seed(0)
+    start = build_policy(
+        "drlhq", embed_dim=8, num_encoder_layers=2, num_heads=1, feedforward_hidden=16
+    )
+    start.save_pretrained(in_tmp / "start")
+    with pytest.raises(ValueError, match="init: .*DRLHQPolicy.*POMOStarPolicy"):
+        run_py(monkeypatch, "experiment=tiny", "model=pomo", f"init={in_tmp / 'start.pt'}")
+    run_py(monkeypatch, "experiment=tiny", f"init={in_tmp / 'start.pt'}")
+    run = RunFolder(in_tmp / "runs" / "tiny_drlhq")
+    trained = load_policy(run.policy_best.with_suffix(".pt"))
+    assert trained.config == start.config  # not experiment=tiny's 16-d, 1 layer
+    before, after = start.state_dict(), trained.state_dict()
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert json.loads(run.policy_best.with_suffix(".json").read_text())["init"].endswith("start.pt")
+
+
+def test_ship_a_run(in_tmp, monkeypatch):
+    run_py(monkeypatch, "experiment=tiny", "trainer.max_epochs=2")
+    run = RunFolder(in_tmp / "runs" / "tiny_drlhq")
+    weights = shipping.ship_run(run.path, "tiny_clrp10", dest=in_tmp / "ship", hardware="a test")
+    meta = json.loads(weights.with_suffix(".json").read_text())
+    assert meta["class"] == "DRLHQPolicy" and meta["config"]["embed_dim"] == 16
+    assert meta["training"] == ["python run.py experiment=tiny trainer.max_epochs=2"]
+    assert meta["seed"] == 0 and meta["preset"] == "clrp10" and meta["hardware"] == "a test"
+    best = _ckpt(run.checkpoints / "best.ckpt")
+    assert meta["global_step"] == best["global_step"]
+    assert meta["training_instances"] == 4 * best["global_step"]
+    assert meta["validation"]["metric"] == "val/max_reward" and meta["validation"]["instances"] == 4
+    shipped = torch.load(weights, weights_only=True)
+    assert all(torch.equal(shipped[k], v) for k, v in _policy_state(best).items())
+    with pytest.raises(FileExistsError, match="force"):
+        shipping.ship_run(run.path, "tiny_clrp10", dest=in_tmp / "ship")
+    with pytest.raises(ValueError, match="name: 'a/b'"):
+        shipping.ship_run(run.path, "a/b", dest=in_tmp / "ship")
+
+
+def test_readme_commands(in_tmp, monkeypatch):
+    """The README's training commands, in order, with tiny sizes appended."""
+    steps = iter(
+        ["trainer.max_steps=2", "trainer.max_steps=4", "trainer.max_steps=2", "trainer.max_steps=1"]
+    )
+    for command in README_COMMANDS:
+        argv = shlex.split(command)
+        if argv[:2] == ["python", "run.py"]:
+            run_py(monkeypatch, *argv[2:], *TINY_TAIL, next(steps))
+        elif argv[:3] == ["python", "-m", "clrp_rl4co.models.shipping"]:
+            shipping.main([*argv[3:], "--dest", str(in_tmp / "shipped")])
+        else:
+            assert argv[:3] == ["python", "-m", "clrp_rl4co.models.curves"], command
+            curves.main(argv[3:])
+    runs = in_tmp / "runs"
+    assert _ckpt(runs / "drlhq_clrp20" / "checkpoints" / "last.ckpt")["global_step"] == 4
+    assert len(RunFolder(runs / "drlhq_clrp20").invocations()) == 2
+    with (runs / "clrp20.csv").open(newline="") as f:
+        labels = {row["label"] for row in csv.DictReader(f)}
+    assert labels == {"DRLHQ", "POMO*"} and (runs / "clrp20.png").is_file()
+    finetuned = load_policy(runs / "drlhq_clrp50" / "policy_best.pt")
+    assert finetuned.config == load_policy("drlhq_clrp20").config  # the shipped architecture
+    meta = json.loads((in_tmp / "shipped" / "drlhq_clrp50_mine.json").read_text())
+    assert meta["preset"] == "clrp50" and meta["init"] == "drlhq_clrp20"
+    assert meta["training"][0].startswith(README_COMMANDS[4])
+
+
+# --- run.py as a program: DDP with two CPU processes -----------------------------------------
+
+
+def test_run_py_ddp_two_cpu_processes(tmp_path):
+    """`python run.py` end to end under 2-process CPU DDP (a subprocess: DDP relaunches it)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HYDRA_FULL_ERROR": "1"}
+    env.pop("PROJECT_ROOT", None)
     cmd = [
         sys.executable,
         str(ROOT / "run.py"),
         "experiment=tiny",
-        "model=mta",
-        "model.policy.embed_dim=16",
-        "trainer.max_steps=2",
-        f"hydra.run.dir={out}",
-        "num_threads=1",
+        "trainer=ddp",
+        "trainer.accelerator=cpu",
     ]
-    _run(cmd, tmp_path)
-    assert (out / "checkpoints" / "last.ckpt").is_file()
-    policy = load_policy(out / "checkpoints" / "last.ckpt")
-    assert type(policy).__name__ == "MTAPolicy"
-
-
-def test_model_configs_share_one_block_and_name_the_registry_classes():
-    """configs/model/{drlhq,pomo,mta}.yaml: the registry's names, each naming its class, and
-    otherwise the same composed config (the block they share through Hydra's defaults)."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from clrp_rl4co.policies import POLICIES
-
-    composed = {}
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
-        for name, cls in POLICIES.items():
-            model = OmegaConf.to_container(compose("main", [f"model={name}"]).model)
-            assert model["policy"].pop("_target_") == f"clrp_rl4co.policies.{cls.__name__}"
-            composed[name] = model
-    first = composed["drlhq"]
-    assert all(model == first for model in composed.values())
-    assert first["_target_"] == "rl4co.models.POMO" and first["policy"]["embed_dim"] == 256
-
-
-def test_evaluate_script(tmp_path, benchmarks_root, monkeypatch):
-    sys.path.insert(0, str(ROOT / "examples"))
-    import evaluate
-
-    torch.manual_seed(0)
-    build_policy("drlhq", **TINY).save_pretrained(tmp_path / "tiny")
-    rows = evaluate.main(
-        [
-            "--checkpoint",
-            str(tmp_path / "tiny.pt"),
-            "--data",
-            "clrp10:6",
-            "--batch-size",
-            "3",
-            "--decode",
-            "greedy",
-            "multistart_greedy+rot8",
-            "--out",
-            str(tmp_path / "table"),
-        ]
-    )
-    assert [r["decode"] for r in rows] == ["greedy", "multistart_greedy+rot8"]
-    assert all(math.isfinite(r["objective"]) and r["penalty"] == 0 for r in rows)
-    assert (tmp_path / "table.md").is_file() and (tmp_path / "table.csv").is_file()
-    monkeypatch.setenv("CLRP_BENCHMARKS_DIR", str(benchmarks_root))
-    rows = evaluate.main(
-        [
-            "--checkpoint",
-            str(tmp_path / "tiny.pt"),
-            "--data",
-            "prins:coord20-5-1",
-            "--decode",
-            "greedy",
-        ]
-    )
-    assert rows[0]["instances"] == 1 and rows[0]["gap_%"] > 0
-
-
-def test_train_script_init_and_ship_model(tmp_path):
-    """--init starts from a saved policy (its architecture wins); ship_model.py exports the run."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    import ship_model
-    import train
-
-    from clrp_rl4co.models import build_policy
-
-    torch.manual_seed(0)
-    start = build_policy("drlhq", embed_dim=16, num_encoder_layers=1, num_heads=2,
-                         feedforward_hidden=32)  # fmt: skip
-    start.save_pretrained(tmp_path / "start")
-    out = tmp_path / "run"
-    base = [
-        "--preset", "clrp10", "--batch-size", "4", "--train-size", "8", "--val-size", "4",
-        "--no-progress-bar", "--out", str(out), "--epochs", "1",
-        "--init", str(tmp_path / "start.pt"),
-    ]  # fmt: skip
-    with pytest.raises(SystemExit, match="not --model pomo"):
-        train.main([*base, "--model", "pomo"])
-    train.main(base)
-    config = json.loads((out / "config.json").read_text())
-    assert config["embed_dim"] == 16 and config["init"].endswith("start.pt")
-    weights = ship_model.main(
-        [str(out), "tiny_clrp10", "--dest", str(tmp_path / "ship"), "--hardware", "test",
-         "--wall-minutes", "0.1"]
-    )  # fmt: skip
-    meta = json.loads(weights.with_suffix(".json").read_text())
-    assert meta["global_step"] == 2 and meta["training_instances"] == 8
-    assert "--init" in meta["training"] and meta["config"]["embed_dim"] == 16
-    shipped = torch.load(weights, weights_only=True)
-    trained = dict(start.state_dict())
-    assert shipped.keys() == trained.keys()
-    assert not all(torch.equal(shipped[k], trained[k]) for k in trained)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run = RunFolder(tmp_path / "runs" / "tiny_drlhq")
+    (record,) = run.invocations()
+    assert record["world_size"] == 2 and record["precision"] == "32-true"
+    meta = json.loads(run.policy_best.with_suffix(".json").read_text())
+    # 8 instances per epoch shared by 2 processes: one step of 4 instances each
+    assert meta["global_step"] == 1 and meta["training_instances"] == 8
+    assert run.metrics.is_file() and run.learning_curve.is_file()

@@ -1,9 +1,20 @@
-"""Builders shared by the training / evaluation scripts and the Hydra entry point."""
+"""RL4CO models for the CLRP policies: building them, training them, shipping them.
+
+- :mod:`.build`: :func:`build_model` (POMO / REINFORCE), the algorithm's checkpoint metric,
+  the paper's schedule, fixed validation sets (re-exported here);
+- :mod:`.training`: the one training implementation (``run.py``, ``configs/``);
+- :mod:`.runs`: the layout of a run folder;
+- :mod:`.curves`: metrics CSV across resumes, progress lines, learning-curve plots;
+- :mod:`.shipping`: a run's policy as a pretrained model with its provenance;
+- :mod:`.evaluation`: decoding a batch under a decode spec.
+"""
 
 from ..policies import build_policy, load_policy
 from .build import (
     ALGORITHMS,
+    AUGMENTS,
     PolicyConfigCallback,
+    algorithm_of,
     build_model,
     fixed_dataset,
     monitor_metric,
@@ -12,9 +23,11 @@ from .build import (
 from .evaluation import DecodeSpec, decode_batch
 
 __all__ = [
-    "DecodeSpec",
     "ALGORITHMS",
+    "AUGMENTS",
+    "DecodeSpec",
     "PolicyConfigCallback",
+    "algorithm_of",
     "build_model",
     "build_policy",
     "decode_batch",

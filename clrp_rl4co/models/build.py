@@ -1,4 +1,6 @@
-"""RL4CO models (POMO, AttentionModel) for the CLRP policies, and training helpers.
+"""RL4CO models (POMO, AttentionModel) for the CLRP policies, and the conventions training
+shares: the algorithm of a model, its checkpoint metric, the paper's learning-rate schedule,
+fixed validation sets, the policy config stored in checkpoints.
 
 Policies themselves are built and loaded by :mod:`clrp_rl4co.policies` (``build_policy``,
 ``load_policy``), re-exported by :mod:`clrp_rl4co.models`."""
@@ -7,8 +9,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import torch
+from lightning.pytorch import LightningModule
 from lightning.pytorch.callbacks import Callback
 from rl4co.models import POMO, AttentionModel
 from tensordict import TensorDict
@@ -17,18 +22,25 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.generator import generate_dataset, load_dataset, save_dataset
 from clrp_rl4co.policies import policy_config, rotate45_augmentation
 
-#: RL4CO algorithms: ``pomo`` (shared baseline over the N starts) and ``reinforce``
-#: (``AttentionModel``: REINFORCE with a greedy rollout baseline).
-ALGORITHMS = ("pomo", "reinforce")
+#: RL4CO algorithms by name: ``pomo`` (POMO: shared baseline over the N starts) and
+#: ``reinforce`` (``AttentionModel``: REINFORCE with a greedy rollout baseline).
+ALGORITHMS: dict[str, type[LightningModule]] = {"pomo": POMO, "reinforce": AttentionModel}
+
+#: Augmentations POMO may apply at validation / test (``augment`` of :func:`build_model`).
+AUGMENTS = ("dihedral8", "rotate45")
 
 
 def paper_lr_schedule(epochs: int, decay_at: float = 0.7, gamma: float = 0.1) -> dict:
-    """RL4CO ``lr_scheduler`` arguments for the paper's schedule: x ``gamma`` after
-    ``decay_at`` of the epochs (epoch 701 of 1000)."""
+    """RL4CO ``lr_scheduler`` arguments for the paper's schedule: the learning rate times
+    ``gamma`` after the share ``decay_at`` of ``epochs`` (from epoch 701 of 1000)."""
+    if int(epochs) < 1:
+        raise ValueError(f"lr_schedule.epochs: must be >= 1, got {epochs!r}")
+    if not 0.0 < float(decay_at) <= 1.0:
+        raise ValueError(f"lr_schedule.decay_at: must be in (0, 1], got {decay_at!r}")
     milestone = max(1, int(round(decay_at * epochs)))
     return {
         "lr_scheduler": "MultiStepLR",
-        "lr_scheduler_kwargs": {"milestones": [milestone], "gamma": gamma},
+        "lr_scheduler_kwargs": {"milestones": [milestone], "gamma": float(gamma)},
     }
 
 
@@ -38,37 +50,74 @@ def build_model(
     algorithm: str = "pomo",
     num_augment: int = 8,
     augment: str = "dihedral8",
-    **kwargs,
-):
-    """An RL4CO LightningModule: ``POMO`` (default) or ``AttentionModel`` (REINFORCE, rollout
-    baseline). ``augment`` picks the x``num_augment`` augmentation POMO uses at validation /
-    test: ``"dihedral8"`` (RL4CO) or ``"rotate45"`` (the paper's). ``kwargs`` go to the model
-    (batch sizes, data sizes, optimizer, lr scheduler, ...).
+    lr_schedule: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> LightningModule:
+    """An RL4CO LightningModule training ``policy`` on ``env``.
+
+    ``algorithm``: ``"pomo"`` (RL4CO ``POMO``) or ``"reinforce"`` (``AttentionModel``, rollout
+    baseline unless ``baseline`` is given). ``num_augment`` / ``augment`` (POMO only): the
+    x``num_augment`` augmentation at validation / test, ``"dihedral8"`` (RL4CO) or
+    ``"rotate45"`` (the paper's 45-degree rotations). ``lr_schedule``: keyword arguments of
+    :func:`paper_lr_schedule` (``epochs``, ``decay_at``, ``gamma``), or None for ``kwargs``'
+    own ``lr_scheduler``. ``kwargs`` go to the model (batch sizes, data sizes, optimizer, ...).
 
     POMO logs ``val/max_reward`` (best of the N starts, the model's multistart objective) next
-    to ``val/reward`` (mean over starts); select checkpoints on the former."""
-    if algorithm == "pomo":
-        val_metrics = ["reward", "max_reward"] + (["max_aug_reward"] if num_augment > 1 else [])
-        kwargs.setdefault(
-            "metrics", {"train": ["loss", "reward"], "val": val_metrics, "test": val_metrics}
-        )
-        augment_fn = rotate45_augmentation if augment == "rotate45" else augment
-        return POMO(env, policy=policy, num_augment=num_augment, augment_fn=augment_fn, **kwargs)
+    to ``val/reward`` (mean over starts); :func:`monitor_metric` names the one to select on."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {list(ALGORITHMS)}")
+    if lr_schedule is not None:
+        if "lr_scheduler" in kwargs:
+            raise ValueError("lr_schedule and lr_scheduler: give one of them, not both")
+        kwargs.update(paper_lr_schedule(**lr_schedule))
     if algorithm == "reinforce":
         kwargs.setdefault("baseline", "rollout")
         return AttentionModel(env, policy=policy, **kwargs)
-    raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {ALGORITHMS}")
+    if augment not in AUGMENTS:
+        raise ValueError(f"augment: unknown {augment!r}; choose one of {list(AUGMENTS)}")
+    if int(num_augment) < 1:
+        raise ValueError(f"num_augment: must be >= 1, got {num_augment!r}")
+    val_metrics = ["reward", "max_reward"] + (["max_aug_reward"] if num_augment > 1 else [])
+    kwargs.setdefault(
+        "metrics", {"train": ["loss", "reward"], "val": val_metrics, "test": val_metrics}
+    )
+    augment_fn = rotate45_augmentation if augment == "rotate45" else augment
+    return POMO(env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs)
+
+
+def algorithm_of(model: LightningModule) -> str:
+    """The :data:`ALGORITHMS` name of an RL4CO model (``POMO`` -> ``"pomo"``)."""
+    for name, cls in ALGORITHMS.items():
+        if isinstance(model, cls):
+            return name
+    raise ValueError(
+        f"model: {type(model).__name__} is none of the algorithms {list(ALGORITHMS)} "
+        f"({[cls.__name__ for cls in ALGORITHMS.values()]})"
+    )
 
 
 def monitor_metric(algorithm: str) -> str:
-    """Validation metric for best-checkpoint selection."""
+    """Validation metric for best-checkpoint selection: POMO's best of the N starts
+    (``val/max_reward``), REINFORCE's greedy reward (``val/reward``)."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {list(ALGORITHMS)}")
     return "val/max_reward" if algorithm == "pomo" else "val/reward"
 
 
 def fixed_dataset(env: CLRPEnv, size: int, seed: int, path: str | Path) -> TensorDict:
-    """A seeded dataset saved at ``path`` (``.npz``); reused (checksum verified) if present."""
+    """``size`` instances of ``env``'s generator drawn with ``seed``, saved at ``path``
+    (``.npz``); an existing file is reused (checksum verified) if it holds the same size and
+    seed, and refused otherwise."""
     path = Path(path)
     if path.is_file():
+        with np.load(path) as data:
+            saved_seed = int(data["meta_seed"]) if "meta_seed" in data.files else None
+            saved_size = int(data["locs"].shape[0])
+        if (saved_size, saved_seed) != (int(size), int(seed)):
+            raise ValueError(
+                f"{path}: holds {saved_size} instances of seed {saved_seed}, asked for {size} of "
+                f"seed {seed} (val_data_size / val_seed changed in an existing run folder?)"
+            )
         return load_dataset(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     td = generate_dataset(env.generator, size, seed)

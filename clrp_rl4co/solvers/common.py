@@ -48,6 +48,18 @@ def check_instance(instance: CLRPInstance) -> None:
     instance.check()
 
 
+def check_solution(instance: CLRPInstance, solution: CLRPSolution, source: str) -> None:
+    """:meth:`CLRPSolution.check`, with a ``ValueError`` that names the instance and the
+    ``source`` of the solution (a solver returning an invalid solution is a bug in its encoding
+    or decoding, never a result)."""
+    try:
+        solution.check(instance)
+    except ValueError as exc:
+        raise ValueError(
+            f"instance {instance.name!r}: {source} returned an invalid solution: {exc}"
+        ) from exc
+
+
 def make_result(
     instance: CLRPInstance,
     solution: CLRPSolution | None,
@@ -73,12 +85,7 @@ def make_result(
             "when there is no finite bound"
         )
     if solution is not None:
-        try:
-            solution.check(instance)
-        except ValueError as exc:
-            raise ValueError(
-                f"instance {instance.name!r}: solver {solver!r} returned an invalid solution: {exc}"
-            ) from exc
+        check_solution(instance, solution, f"solver {solver!r}")
     if solution is None:
         return SolverResult(
             None, None, bound, False, STATUS_NO_SOLUTION, runtime, solver, instance.name

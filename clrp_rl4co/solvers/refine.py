@@ -16,6 +16,7 @@ Modes:
 from __future__ import annotations
 
 from ..data import CLRPInstance, CLRPSolution
+from .common import check_solution
 from .pyvrp_solver import depot_set_search, encode, run_pyvrp
 
 MODES = ("full", "routes")
@@ -75,12 +76,7 @@ def refine_solution(
         found = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, solution)
     if found is None:  # PyVRP found no feasible solution within the budget
         return solution
-    try:
-        found.check(instance)
-    except ValueError as exc:
-        raise ValueError(
-            f"instance {instance.name!r}: PyVRP's refinement decodes to an invalid solution: {exc}"
-        ) from exc
+    check_solution(instance, found, "PyVRP's refinement")
     if valid_start is None:
         return found
     base = solution.cost(instance).total
