@@ -27,7 +27,7 @@ from clrp_rl4co.models import (
     curves,
     load_policy,
     monitor_metric,
-    paper_lr_schedule,
+    step_lr_schedule,
     shipping,
     training,
 )
@@ -131,7 +131,7 @@ def test_build_conventions_and_bad_input():
     assert (
         monitor_metric("pomo") == "val/max_reward" and monitor_metric("reinforce") == "val/reward"
     )
-    schedule = paper_lr_schedule(epochs=35, decay_at=0.7)
+    schedule = step_lr_schedule(epochs=35, decay_at=0.7)
     assert schedule["lr_scheduler_kwargs"] == {"milestones": [24], "gamma": 0.1}
     lit = build_model(env, build_policy("drlhq", **TINY), lr_schedule={"epochs": 10}, **DATA)
     assert lit.hparams["lr_scheduler_kwargs"]["milestones"] == [7]

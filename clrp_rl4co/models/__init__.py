@@ -18,7 +18,7 @@ from .build import (
     build_model,
     fixed_dataset,
     monitor_metric,
-    paper_lr_schedule,
+    step_lr_schedule,
 )
 from .evaluation import DecodeSpec, decode_batch
 
@@ -34,5 +34,5 @@ __all__ = [
     "fixed_dataset",
     "load_policy",
     "monitor_metric",
-    "paper_lr_schedule",
+    "step_lr_schedule",
 ]

@@ -30,7 +30,7 @@ ALGORITHMS: dict[str, type[LightningModule]] = {"pomo": POMO, "reinforce": Atten
 AUGMENTS = ("dihedral8", "rotate45")
 
 
-def paper_lr_schedule(epochs: int, decay_at: float = 0.7, gamma: float = 0.1) -> dict:
+def step_lr_schedule(epochs: int, decay_at: float = 0.7, gamma: float = 0.1) -> dict:
     """RL4CO ``lr_scheduler`` arguments for the paper's schedule: the learning rate times
     ``gamma`` after the share ``decay_at`` of ``epochs`` (from epoch 701 of 1000)."""
     if int(epochs) < 1:
@@ -59,7 +59,7 @@ def build_model(
     baseline unless ``baseline`` is given). ``num_augment`` / ``augment`` (POMO only): the
     x``num_augment`` augmentation at validation / test, ``"dihedral8"`` (RL4CO) or
     ``"rotate45"`` (the paper's 45-degree rotations). ``lr_schedule``: keyword arguments of
-    :func:`paper_lr_schedule` (``epochs``, ``decay_at``, ``gamma``), or None for ``kwargs``'
+    :func:`step_lr_schedule` (``epochs``, ``decay_at``, ``gamma``), or None for ``kwargs``'
     own ``lr_scheduler``. ``kwargs`` go to the model (batch sizes, data sizes, optimizer, ...).
 
     POMO logs ``val/max_reward`` (best of the N starts, the model's multistart objective) next
@@ -69,7 +69,7 @@ def build_model(
     if lr_schedule is not None:
         if "lr_scheduler" in kwargs:
             raise ValueError("lr_schedule and lr_scheduler: give one of them, not both")
-        kwargs.update(paper_lr_schedule(**lr_schedule))
+        kwargs.update(step_lr_schedule(**lr_schedule))
     if algorithm == "reinforce":
         kwargs.setdefault("baseline", "rollout")
         return AttentionModel(env, policy=policy, **kwargs)
