@@ -114,7 +114,7 @@ class Row:
 
     Attributes:
         method: what runs (its identity keys the cached results).
-        preset: the table part's preset (``clrp20``), ``prins`` or ``paper-clrp10``: a model
+        preset: the preset of the part's instances (``clrp20``; ``None`` for Prins): a model
             trained on another size gets ``[clrp20 model]`` in its label.
         policy: ``drlhq`` / ``pomo`` / ``mta`` for policy and refine rows.
         variant: the DRLHQ variant's suffix (``samebudget``) for a :data:`VARIANTS` row.
@@ -124,7 +124,7 @@ class Row:
     """
 
     method: Method
-    preset: str
+    preset: str | None
     policy: str | None = None
     variant: str | None = None
     family: str | None = None
@@ -141,7 +141,7 @@ class Row:
         trained = trained_on(m.model)
         if self.variant:
             title += f"[{self.variant}]"
-        elif trained != self.preset.removeprefix("paper-"):
+        elif trained != self.preset:
             title += f"[{trained} model]"
         if m.model.startswith(UNTRAINED):
             title += " untrained"
@@ -149,13 +149,37 @@ class Row:
         return text + (f" + refine ({m.seconds:g}s total)" if m.kind == "refine" else "")
 
 
+#: Where a part's instances come from: the package's published test sets
+#: (:mod:`.published_sets`), the DRLHQ repository's test sets (:mod:`.paper_sets`), or the
+#: Prins files.
+SOURCES = ("published", "drlhq", "prins")
+
+
 @dataclass
 class TablePart:
-    """One dataset and its rows (a synthetic table has one part, cross-size has four)."""
+    """One dataset and its rows (a synthetic table has one part, cross-size has four).
 
-    name: str  # e.g. "clrp20" or "prins"
+    Attributes:
+        source: one of :data:`SOURCES`.
+        preset: the preset of the instances (None for Prins).
+        rows: the rows, in display order.
+        models: policy -> model used (for the part's header).
+    """
+
+    source: str
+    preset: str | None
     rows: list[Row]
-    models: dict[str, str] = field(default_factory=dict)  # policy -> model used
+    models: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise ValueError(f"source: must be one of {SOURCES}, got {self.source!r}")
+
+    @property
+    def name(self) -> str:
+        """``clrp20``, ``paper-clrp10`` (the DRLHQ repository's set) or ``prins``: the part's
+        section title and the name of its files."""
+        return {"published": self.preset, "drlhq": f"paper-{self.preset}"}.get(self.source, "prins")
 
     @property
     def methods(self) -> list[Method]:
@@ -210,7 +234,7 @@ def synthetic_part(preset: str, models: dict[str, str | None] | None = None) -> 
             Row(Method("refine", m, X8, seconds=short, limit=SUBSET, batch_size=batch), preset,
                 "drlhq", family="DRLHQ x8 + refine"),
         ]  # fmt: skip
-    return TablePart(preset, rows, models)
+    return TablePart("published", preset, rows, models)
 
 
 def cross_size_parts(models: dict[str, str | None] | None = None) -> list[TablePart]:
@@ -231,7 +255,7 @@ def cross_size_parts(models: dict[str, str | None] | None = None) -> list[TableP
                 Row(Method("refine", model, "multistart_greedy", seconds=short, limit=10,
                            batch_size=4), preset, "drlhq", family="DRLHQ ms-greedy + refine"),
             ]  # fmt: skip
-        parts.append(TablePart(preset, rows, {"drlhq": model} if model else {}))
+        parts.append(TablePart("published", preset, rows, {"drlhq": model} if model else {}))
     return parts
 
 
@@ -248,19 +272,19 @@ def prins_part(models: dict[str, str | None] | None = None) -> TablePart:
     20-200-customer instances its x8 solutions were the best of the clrp20 / clrp50 / clrp100
     models (results/README.md); ``models`` picks another."""
     model = (models or {}).get("drlhq") or default_model("drlhq", PRINS_MODEL_PRESET)
-    rows = [Row(Method("pyvrp", seconds=PRINS_SECONDS), "prins", family="PyVRP")]
+    rows = [Row(Method("pyvrp", seconds=PRINS_SECONDS), None, family="PyVRP")]
     if model:
         rows += [
-            Row(Method("policy", model, "multistart_greedy", batch_size=1), "prins", "drlhq",
+            Row(Method("policy", model, "multistart_greedy", batch_size=1), None, "drlhq",
                 family="DRLHQ ms-greedy"),
-            Row(Method("policy", model, "multistart_greedy+rot8", batch_size=1), "prins",
-                "drlhq", family="DRLHQ x8"),
-            Row(Method("policy", model, "sgbs:4x4+rot8", batch_size=1), "prins", "drlhq",
+            Row(Method("policy", model, "multistart_greedy+rot8", batch_size=1), None, "drlhq",
+                family="DRLHQ x8"),
+            Row(Method("policy", model, "sgbs:4x4+rot8", batch_size=1), None, "drlhq",
                 family="DRLHQ SGBS"),
             Row(Method("refine", model, "multistart_greedy+rot8", seconds=PRINS_SECONDS,
-                       batch_size=1), "prins", "drlhq", family="DRLHQ x8 + refine"),
+                       batch_size=1), None, "drlhq", family="DRLHQ x8 + refine"),
         ]  # fmt: skip
-    return TablePart("prins", rows, {"drlhq": model} if model else {})
+    return TablePart("prins", None, rows, {"drlhq": model} if model else {})
 
 
 #: Presets of the ``paper-sets`` table: those whose DRLHQ figures the evaluation issue quotes.
@@ -274,7 +298,7 @@ def paper_set_parts(models: dict[str, str | None] | None = None) -> list[TablePa
     (clrp10) and PyVRP at the short budget on the first 100 instances."""
     parts = []
     for preset in PAPER_SET_PRESETS:
-        part = f"paper-{preset}"
+        part = preset
         model = (models or {}).get("drlhq") or default_model("drlhq", preset)
         short, _ = PYVRP_BUDGETS[preset]
         rows = []
@@ -294,7 +318,7 @@ def paper_set_parts(models: dict[str, str | None] | None = None) -> list[TablePa
                 Row(Method("policy", model, "sgbs:4x4+rot8", batch_size=25), part, "drlhq",
                     family="DRLHQ SGBS"),
             ]  # fmt: skip
-        parts.append(TablePart(part, rows, {"drlhq": model} if model else {}))
+        parts.append(TablePart("drlhq", preset, rows, {"drlhq": model} if model else {}))
     return parts
 
 

@@ -44,9 +44,6 @@ from .specs import (
 
 TABLES = (*SYNTHETIC, "cross-size", "prins", "paper-sets")
 
-#: Prefix of the parts of the ``paper-sets`` table (``paper-clrp10``: the paper's clrp10 set).
-PAPER_PART = "paper-"
-
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -83,21 +80,19 @@ def table_parts(table: str, models: dict[str, str] | None = None) -> list[TableP
     raise ValueError(f"table: must be one of {TABLES}, got {table!r}")
 
 
-def table_data(part: str, max_instances: int | None = None) -> EvalData:
-    """The instances of a table part (a preset's published test set, the DRLHQ paper's test set
-    of ``paper-<preset>``, or the Prins files)."""
-    if part == "prins":
+def table_data(part: TablePart, max_instances: int | None = None) -> EvalData:
+    """The instances of a table part: a preset's published test set, the DRLHQ repository's
+    test set of a preset, or the Prins files."""
+    if part.source == "prins":
         files = prins_files()
         instances = [read_prodhon(f) for f in files]
         names = [f.stem for f in files]
         return EvalData(instances[:max_instances], names[:max_instances])
-    if part.startswith(PAPER_PART):
-        td = load_drlhq_test_set(part.removeprefix(PAPER_PART))
-    else:
-        td = load_test_set(part)
+    load = load_drlhq_test_set if part.source == "drlhq" else load_test_set
+    td = load(part.preset)
     if max_instances is not None:
         td = td[:max_instances]
-    names = [f"{part}-{i}" for i in range(td.batch_size[0])]
+    names = [f"{part.name}-{i}" for i in range(td.batch_size[0])]
     return EvalData(tensordict_to_instances(td, names), names, td)
 
 
@@ -186,7 +181,7 @@ def run_part(
     from clrp_rl4co.envs import CLRPEnv
 
     o = options
-    data = table_data(part.name, o.max_instances)
+    data = table_data(part, o.max_instances)
     rows = _apply_limits(part.rows, o.subset, o.max_instances, o.limits, part.name)
     if o.only:
         keep = [r for r in rows if any(s.lower() in r.label.lower() for s in o.only)]
@@ -237,10 +232,10 @@ def _on_device(data: EvalData, device: str) -> EvalData:
     return EvalData(data.instances, data.names, data.td.to(device))
 
 
-def references(part: str, data: EvalData) -> dict[str, dict[int, float]]:
+def references(part: TablePart, data: EvalData) -> dict[str, dict[int, float]]:
     """Best-known values of the Prins instances by row: ``{"BKS": ..., "BKS (DRLHQ paper)": ...}``
     (empty for generated instances)."""
-    if part != "prins":
+    if part.source != "prins":
         return {}
     bks = prins_bks()
     return {
@@ -269,7 +264,7 @@ def write_part(part: TablePart, data: EvalData, rows: list[Row], results, out: P
     """Write the CSV summary and per-instance CSV of one part; returns its Markdown section."""
     labels = [r.label for r in rows]
     shown = labelled(rows, results)
-    refs = references(part.name, data)
+    refs = references(part, data)
     summaries = report.summarize(shown, labels, refs.get("BKS"))
     lines = [f"### {part.name}", ""]
     if part.models:
@@ -294,7 +289,7 @@ def write_part(part: TablePart, data: EvalData, rows: list[Row], results, out: P
         lines.append(report.to_markdown(extra, reference_label=label))
     for line in paired_lines(rows, results):
         lines += ["", line]
-    for line in paper_lines(part.name, rows, summaries, len(data)):
+    for line in paper_lines(part, summaries, len(data)):
         lines += ["", line]
     identity = {r.label: identity_columns(r) for r in rows}
     report.to_csv(summaries, out / f"{part.name}.csv", extra=identity)
@@ -326,17 +321,17 @@ def paired_lines(rows: list[Row], results: list[InstanceResult]) -> list[str]:
     return out
 
 
-def paper_lines(part: str, rows: list[Row], summaries: list, num_instances: int) -> list[str]:
-    """For a ``paper-<preset>`` part: each figure the paper reports for DRLHQ on this test set
-    next to the rows of the same family here (relative difference in %)."""
+def paper_lines(part: TablePart, summaries: list, num_instances: int) -> list[str]:
+    """For a part on the DRLHQ repository's test set: each figure the paper reports for DRLHQ
+    on it next to the rows of the same family here (relative difference in %)."""
     from .headline import PAPER
 
-    if not part.startswith(PAPER_PART):
+    if part.source != "drlhq":
         return []
     by_label = {s.method: s for s in summaries}
     out = []
-    for family, value in PAPER.get(part.removeprefix(PAPER_PART), {}).items():
-        same = [by_label[r.label] for r in rows if r.family == family and r.label in by_label]
+    for family, value in PAPER.get(part.preset, {}).items():
+        same = [by_label[r.label] for r in part.rows if r.family == family and r.label in by_label]
         cells = [
             f"{s.method} {s.objective:.4f} ({100 * (s.objective - value) / value:+.2f}%"
             + ("" if s.instances == num_instances else f", first {s.instances} instances only")
@@ -372,7 +367,7 @@ def run_table(
         text = write_part(part, data, rows, results, folder)
         sections.append(text)
         print(text + "\n")
-        if part.name == "prins":
+        if part.source == "prins":
             _prins_picture(data, results, rows, folder)
     header = [
         f"# Table {table}",
@@ -391,8 +386,7 @@ def run_table(
         seed = published_test_set(parts[0].name).seed
         header.append(f"- data: published test sets (`datasets/`, seed {seed})")
     if table == "paper-sets":
-        files = ", ".join(f"`datasets/{drlhq_test_set_filename(p.name.removeprefix(PAPER_PART))}`"
-                          for p in parts)  # fmt: skip
+        files = ", ".join(f"`datasets/{drlhq_test_set_filename(p.preset)}`" for p in parts)
         header.append(
             f"- data: the DRLHQ repository's test sets, regenerated from its seed "
             f"({DRLHQ_TEST_SEED}) and draw order ({files}; see `experiments/paper_sets.py` "

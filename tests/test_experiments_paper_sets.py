@@ -91,6 +91,7 @@ def test_bad_requests_name_the_field(preset, size, match):
 def test_paper_sets_table_rows_and_paper_lines():
     parts = table_parts("paper-sets")
     assert [p.name for p in parts] == [f"paper-{p}" for p in PAPER_SET_PRESETS]
+    assert [(p.source, p.preset) for p in parts] == [("drlhq", p) for p in PAPER_SET_PRESETS]
     labels = {r.label: r.method for r in parts[1].rows}
     assert labels["DRLHQ x8 rot45"].decode == "multistart_greedy+rot8"
     assert labels["DRLHQ SGBS(4,4) x8"].decode == "sgbs:4x4+aug8"
@@ -107,8 +108,8 @@ def test_paper_sets_table_rows_and_paper_lines():
         row("DRLHQ x8 rot45", 15.0, 1000),
         row("DRLHQ SGBS(4,4) x8", 14.8, 40),
     ]
-    x8, sgbs = paper_lines("paper-clrp20", parts[1].rows, summaries, 1000)
+    x8, sgbs = paper_lines(parts[1], summaries, 1000)
     assert "DRLHQ x8 = 14.8549 on its test set" in x8 and "DRLHQ x8 14.9000 (+0.30%)" in x8
     assert "DRLHQ x8 rot45 15.0000 (+0.98%)" in x8 and "SGBS" not in x8
     assert "DRLHQ SGBS(4,4) x8 14.8000 (+0.35%, first 40 instances only)" in sgbs
-    assert paper_lines("clrp20", parts[1].rows, summaries, 1000) == []
+    assert paper_lines(table_parts("clrp20")[0], summaries, 1000) == []

@@ -24,7 +24,7 @@ class DecodeSpec:
 
     ``decode_type`` is an RL4CO decode type (``greedy``, ``sampling``, ``multistart_greedy``,
     ``multistart_sampling``, ``beam_search``) or ``sgbs``; ``width`` is the beam width, the
-    number of starts (``multistart_*``; ``k * N`` gives the top-k first depots x N customers),
+    number of starts (``multistart_*``; start ``s`` serves customer ``s mod N`` first),
     the number of samples (``sampling``) or ``<beta>x<gamma>`` for SGBS (default ``4x4``);
     ``+aug8`` adds RL4CO's dihedral x8 augmentation, ``+rot8`` the paper's 45-degree rotations.
     Examples: ``greedy``, ``multistart_greedy+aug8``, ``beam_search:16``, ``sgbs:4x3+aug8``.

@@ -6,7 +6,7 @@ import torch.nn as nn
 from rl4co.models.nn.env_embeddings.dynamic import StaticEmbedding
 from rl4co.models.zoo.am.policy import AttentionModelPolicy
 
-from .base import CLRPPolicyMixin
+from .base import ARCHITECTURE, CLRPPolicyMixin
 from .embeddings import CLRPInitEmbedding, PrecomputedQueryDecoder
 from .pretrained import PretrainedMixin
 
@@ -47,12 +47,12 @@ class CLRPAttentionPolicy(CLRPPolicyMixin, PretrainedMixin, AttentionModelPolicy
 
     def __init__(
         self,
-        embed_dim: int = 256,
-        num_encoder_layers: int = 6,
-        num_heads: int = 16,
-        feedforward_hidden: int = 512,
-        normalization: str = "instance",
-        tanh_clipping: float = 10.0,
+        embed_dim: int = ARCHITECTURE["embed_dim"],
+        num_encoder_layers: int = ARCHITECTURE["num_encoder_layers"],
+        num_heads: int = ARCHITECTURE["num_heads"],
+        feedforward_hidden: int = ARCHITECTURE["feedforward_hidden"],
+        normalization: str = ARCHITECTURE["normalization"],
+        tanh_clipping: float = ARCHITECTURE["tanh_clipping"],
         train_decode_type: str = "sampling",
         val_decode_type: str = "greedy",
         test_decode_type: str = "greedy",

@@ -17,7 +17,7 @@ from tensordict import TensorDict
 from torch import Tensor
 
 from .attention import CLRPAttentionPolicy
-from .base import CLRPPolicyMixin
+from .base import CLRPPolicyMixin, split_architecture
 from .embeddings import CLRPInitEmbedding, LastNodeLoadContext
 from .pretrained import PretrainedMixin
 
@@ -146,41 +146,25 @@ class MTADecoder(AutoregressiveDecoder):
 class MTAPolicy(CLRPPolicyMixin, PretrainedMixin, AutoregressivePolicy):
     """MTA* (Li et al. 2024, multi-type attention for the multi-depot VRP) on the CLRP.
 
-    Args: as :class:`clrp_rl4co.policies.DRLHQPolicy` (``num_encoder_layers`` per stream).
+    Args: the architecture arguments of :data:`.base.ARCHITECTURE`, as for
+    :class:`clrp_rl4co.policies.DRLHQPolicy` (``num_encoder_layers`` per stream); other keyword
+    arguments (``env_name``, decode types, ...) go to RL4CO's ``AutoregressivePolicy``.
     """
 
-    def __init__(
-        self,
-        embed_dim: int = 256,
-        num_encoder_layers: int = 6,
-        num_heads: int = 16,
-        feedforward_hidden: int = 512,
-        normalization: str = "instance",
-        tanh_clipping: float = 10.0,
-        train_decode_type: str = "sampling",
-        val_decode_type: str = "greedy",
-        test_decode_type: str = "greedy",
-        env_name: str = "clrp",
-        **kwargs,
-    ):
-        config = dict(
-            embed_dim=embed_dim,
-            num_encoder_layers=num_encoder_layers,
-            num_heads=num_heads,
-            feedforward_hidden=feedforward_hidden,
-            normalization=normalization,
-            tanh_clipping=tanh_clipping,
-        )
+    def __init__(self, env_name: str = "clrp", **kwargs):
+        config, rest = split_architecture(kwargs)
+        embed_dim, num_heads = config["embed_dim"], config["num_heads"]
         super().__init__(
             encoder=MTAEncoder(
-                embed_dim, num_heads, num_encoder_layers, normalization, feedforward_hidden
+                embed_dim,
+                num_heads,
+                config["num_encoder_layers"],
+                config["normalization"],
+                config["feedforward_hidden"],
             ),
             decoder=MTADecoder(embed_dim, num_heads),
             env_name=env_name,
-            tanh_clipping=tanh_clipping,
-            train_decode_type=train_decode_type,
-            val_decode_type=val_decode_type,
-            test_decode_type=test_decode_type,
-            **kwargs,
+            tanh_clipping=config["tanh_clipping"],
+            **rest,
         )
         self.config = config

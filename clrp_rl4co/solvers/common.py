@@ -49,14 +49,14 @@ def check_instance(instance: CLRPInstance) -> None:
 
 
 def check_solution(instance: CLRPInstance, solution: CLRPSolution, source: str) -> None:
-    """:meth:`CLRPSolution.check`, with a ``ValueError`` that names the instance and the
-    ``source`` of the solution (a solver returning an invalid solution is a bug in its encoding
-    or decoding, never a result)."""
+    """:meth:`CLRPSolution.check`, with a ``ValueError`` that names the instance and where the
+    solution came from (``source``, e.g. ``"solver 'pyvrp'"`` or ``"the warm start"``); a
+    solver returning an invalid solution is a bug in its encoding, never a result."""
     try:
         solution.check(instance)
     except ValueError as exc:
         raise ValueError(
-            f"instance {instance.name!r}: {source} returned an invalid solution: {exc}"
+            f"instance {instance.name!r}: invalid solution from {source}: {exc}"
         ) from exc
 
 
