@@ -16,7 +16,7 @@ from clrp_rl4co.data import (
     instances_to_tensordict,
     tensordict_to_instances,
 )
-from clrp_rl4co.solvers import local_search_td, refine
+from clrp_rl4co.solvers import local_search_td, refine_solution
 
 
 def naive_solution(inst: CLRPInstance, seed: int) -> CLRPSolution:
@@ -65,7 +65,7 @@ def test_refine_never_worse(num_customers, num_depots, seed, mode, rounded):
     )
     start = naive_solution(inst, seed)
     start.check(inst)
-    out = refine(inst, start, max_runtime=None, mode=mode, seed=seed, max_iterations=60)
+    out = refine_solution(inst, start, max_runtime=None, mode=mode, seed=seed, max_iterations=60)
     out.check(inst)
     assert out.cost(inst).total <= start.cost(inst).total + 1e-9
     if mode == "routes":
@@ -75,19 +75,19 @@ def test_refine_never_worse(num_customers, num_depots, seed, mode, rounded):
 def test_zero_iterations_returns_input():
     inst = random_instance(10, 4)
     start = naive_solution(inst, 4)
-    assert refine(inst, start, max_iterations=0) is start
-    assert refine(inst, start, max_iterations=0, mode="routes") is start
+    assert refine_solution(inst, start, max_iterations=0) is start
+    assert refine_solution(inst, start, max_iterations=0, mode="routes") is start
 
 
 def test_refine_improves_poor_solution_and_keeps_optimum():
     inst = random_instance(10, 0)
     start = naive_solution(inst, 0)
-    full = refine(inst, start, max_runtime=None, max_iterations=2000, mode="full")
-    routes = refine(inst, start, max_runtime=None, max_iterations=2000, mode="routes")
+    full = refine_solution(inst, start, max_runtime=None, max_iterations=2000, mode="full")
+    routes = refine_solution(inst, start, max_runtime=None, max_iterations=2000, mode="routes")
     assert full.cost(inst).total < start.cost(inst).total
     assert routes.cost(inst).total < start.cost(inst).total
     assert set(routes.open_depots) <= set(start.open_depots)
-    again = refine(inst, full, max_runtime=None, max_iterations=500)
+    again = refine_solution(inst, full, max_runtime=None, max_iterations=500)
     assert again.cost(inst).total <= full.cost(inst).total
 
 
@@ -112,7 +112,7 @@ def test_local_search_td_never_worse_and_padded():
 def test_bad_mode_raises():
     inst = random_instance(10, 1)
     with pytest.raises(ValueError, match="mode"):
-        refine(inst, naive_solution(inst, 1), mode="depots")
+        refine_solution(inst, naive_solution(inst, 1), mode="depots")
 
 
 def test_refine_vs_pyvrp_benchmark_smoke():
@@ -132,7 +132,6 @@ def test_refine_vs_pyvrp_benchmark_smoke():
 def _refine_module():
     import importlib
 
-    # ``clrp_rl4co.solvers.refine`` is also the name of the function the package exports.
     return importlib.import_module("clrp_rl4co.solvers.refine")
 
 
@@ -145,7 +144,7 @@ def test_invalid_start_is_refined_into_a_valid_solution():
     with pytest.raises(ValueError, match="vehicle capacity"):
         start.check(inst)
     for mode in ("full", "routes"):
-        out = refine(inst, start, max_runtime=None, max_iterations=300, mode=mode)
+        out = refine_solution(inst, start, max_runtime=None, max_iterations=300, mode=mode)
         out.check(inst)
 
 
@@ -162,7 +161,7 @@ def test_invalid_start_is_refined_into_a_valid_solution():
 def test_unencodable_start_raises(routes, problem, mode):
     inst = random_instance(10, 3)
     with pytest.raises(ValueError, match=f"'clrp10_3'.*{problem}"):
-        refine(inst, CLRPSolution(routes), max_runtime=None, max_iterations=50, mode=mode)
+        refine_solution(inst, CLRPSolution(routes), max_runtime=None, max_iterations=50, mode=mode)
 
 
 def test_no_solution_found_returns_the_input(monkeypatch):
@@ -170,7 +169,7 @@ def test_no_solution_found_returns_the_input(monkeypatch):
     inst = random_instance(10, 4)
     start = naive_solution(inst, 4)
     monkeypatch.setattr(_refine_module(), "run_pyvrp", lambda *args, **kw: None)
-    assert refine(inst, start, max_runtime=None, max_iterations=50, mode="routes") is start
+    assert refine_solution(inst, start, max_runtime=None, max_iterations=50, mode="routes") is start
 
 
 def test_invalid_pyvrp_result_raises(monkeypatch):
@@ -179,8 +178,11 @@ def test_invalid_pyvrp_result_raises(monkeypatch):
     start = naive_solution(inst, 5)
     lossy = CLRPSolution([Route(r.depot, r.customers) for r in start.routes[1:]])
     monkeypatch.setattr(_refine_module(), "run_pyvrp", lambda *args, **kw: lossy)
-    with pytest.raises(ValueError, match="'clrp10_5'.*invalid solution.*not served"):
-        refine(inst, start, max_runtime=None, max_iterations=50, mode="routes")
+    with pytest.raises(
+        ValueError,
+        match="^instance 'clrp10_5': PyVRP's refinement returned an invalid solution: .*not served",
+    ):
+        refine_solution(inst, start, max_runtime=None, max_iterations=50, mode="routes")
 
 
 @pytest.mark.parametrize("error", [IndexError, ValueError])
@@ -193,4 +195,128 @@ def test_errors_inside_the_search_propagate(monkeypatch, error):
 
     monkeypatch.setattr(_refine_module(), "depot_set_search", broken)
     with pytest.raises(error, match="bug inside the search"):
-        refine(inst, start, max_runtime=None, max_iterations=50, mode="full")
+        refine_solution(inst, start, max_runtime=None, max_iterations=50, mode="full")
+
+
+class _Spy:
+    """Stands in for ``run_pyvrp`` / ``depot_set_search``: records each call, returns ``result``."""
+
+    def __init__(self, result=None):
+        self.result, self.calls = result, []
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        return self.result
+
+
+class _Priced:
+    """A stand-in PyVRP result whose total cost is given."""
+
+    def __init__(self, total: float):
+        self.total = total
+
+    def cost(self, instance):
+        return self
+
+
+def _spied(monkeypatch, name, result=None):
+    spy = _Spy(result)
+    monkeypatch.setattr(_refine_module(), name, spy)
+    return spy
+
+
+def test_documented_defaults(monkeypatch):
+    # max_runtime 1 s, seed 0, mode "full" (here with one depot: one PyVRP run)
+    inst = random_instance(10, 12, num_depots=1)
+    start = naive_solution(inst, 12)
+    run = _spied(monkeypatch, "run_pyvrp")
+    _refine_module().refine_solution(inst, start)
+    [(args, _)] = run.calls
+    assert args[1:4] == (1.0, None, 0)
+
+
+def test_each_mode_calls_pyvrp_with_budget_seed_and_warm_start(monkeypatch):
+    inst = random_instance(10, 7)  # 5 depots
+    start = naive_solution(inst, 7)
+    # full mode, several depots: the depot-set search warm-started from the (valid) input
+    search = _spied(monkeypatch, "depot_set_search")
+    assert refine_solution(inst, start, max_runtime=0.5, max_iterations=40, seed=3) is start
+    [(args, kwargs)] = search.calls
+    assert args[0] is inst and args[1:] == (0.5, 40, 3) and list(kwargs) == ["initial"]
+    assert kwargs["initial"] is start
+    # routes mode: one PyVRP run on the open depots, warm-started from the input
+    run = _spied(monkeypatch, "run_pyvrp")
+    assert (
+        refine_solution(inst, start, max_runtime=0.25, max_iterations=7, seed=5, mode="routes")
+        is start
+    )
+    [(args, kwargs)] = run.calls
+    assert args[0].depots == sorted(start.open_depots) and args[1:] == (0.25, 7, 5)
+    assert list(kwargs) == ["initial"] and kwargs["initial"] is start
+    # an invalid input (capacity broken) is not a warm start for the search
+    broken = CLRPSolution([Route(0, tuple(range(10)))])
+    refine_solution(inst, broken, max_runtime=None, max_iterations=9, seed=1)
+    assert search.calls[-1][0][1:] == (None, 9, 1) and search.calls[-1][1]["initial"] is None
+
+
+@pytest.mark.parametrize("num_depots,searched", [(1, False), (2, True)])
+def test_full_mode_searches_depot_sets_only_with_several_depots(monkeypatch, num_depots, searched):
+    inst = random_instance(10, 8, num_depots=num_depots)
+    start = naive_solution(inst, 8)
+    better = refine_solution(inst, start, max_runtime=None, max_iterations=300, mode="routes")
+    assert better.cost(inst).total < start.cost(inst).total  # guard: a real gain to return
+    search = _spied(monkeypatch, "depot_set_search", better)
+    run = _spied(monkeypatch, "run_pyvrp", better)
+    assert refine_solution(inst, start, max_runtime=0.5, max_iterations=11, seed=2) is better
+    assert (len(search.calls), len(run.calls)) == ((1, 0) if searched else (0, 1))
+    if not searched:
+        [(args, kwargs)] = run.calls
+        assert args[0].depots == [0] and args[1:4] == (0.5, 11, 2) and args[4] is start
+        assert kwargs == {}
+
+
+@pytest.mark.parametrize(
+    "max_runtime,max_iterations,runs",
+    [(0, None, False), (-1.0, None, False), (0.3, None, True), (None, 1, True), (0, 5, True)],
+)
+def test_budget_that_skips_pyvrp(monkeypatch, max_runtime, max_iterations, runs):
+    inst = random_instance(10, 9)
+    start = naive_solution(inst, 9)
+    run = _spied(monkeypatch, "run_pyvrp")
+    out = refine_solution(
+        inst, start, max_runtime=max_runtime, max_iterations=max_iterations, mode="routes"
+    )
+    assert out is start and len(run.calls) == int(runs)
+    if runs:
+        assert run.calls[0][0][1:3] == (max_runtime, max_iterations)
+
+
+def test_only_a_gain_beyond_the_tolerance_replaces_the_input(monkeypatch):
+    # the result replaces a valid input only when cheaper by more than 1e-9 * max(1, |cost|)
+    monkeypatch.setattr(_refine_module(), "check_solution", lambda *args: None)
+    for scale, seed in ((1.0, 10), (1e-3, 11)):  # totals about 20 and below 1
+        inst = random_instance(10, seed)
+        inst = CLRPInstance(
+            depot_locs=inst.depot_locs * scale,
+            customer_locs=inst.customer_locs * scale,
+            depot_capacity=inst.depot_capacity,
+            opening_cost=inst.opening_cost * scale,
+            demand=inst.demand,
+            vehicle_capacity=inst.vehicle_capacity,
+            vehicle_fixed_cost=inst.vehicle_fixed_cost * scale,
+        )
+        start = naive_solution(inst, seed)
+        base = start.cost(inst).total
+        assert (base > 2.0) if scale == 1.0 else (base < 1.0)
+        tolerance = 1e-9 * max(1.0, abs(base))
+        gains = (
+            (0.0, False),
+            (0.5 * tolerance, False),
+            (tolerance, False),
+            (1.5 * tolerance, True),
+        )
+        for gain, replaced in gains:
+            found = _Priced(base - gain)
+            _spied(monkeypatch, "run_pyvrp", found)
+            out = refine_solution(inst, start, max_runtime=None, max_iterations=5, mode="routes")
+            assert out is (found if replaced else start), (scale, gain)

@@ -1,6 +1,6 @@
 """Classical CLRP solvers: exact MIP (HiGHS), PyVRP heuristic, refinement, env adapters."""
 
-from .api import local_search_td, refine, solve, solve_td
+from .api import local_search_td, solve, solve_td
 from .common import SolverResult, check_instance
 from .env import CLRPEnv
 from .exact import solve_exact
@@ -12,7 +12,6 @@ __all__ = [
     "SolverResult",
     "check_instance",
     "local_search_td",
-    "refine",
     "refine_solution",
     "solve",
     "solve_exact",

@@ -107,19 +107,6 @@ def solve(
     return _map(_solve_one, jobs, num_procs, progress, f"{solver}")
 
 
-def refine(
-    instance: CLRPInstance,
-    solution: CLRPSolution,
-    max_runtime: float | None = 1.0,
-    mode: str = "full",
-    seed: int = 0,
-    max_iterations: int | None = None,
-) -> CLRPSolution:
-    """Refine one solution (see :func:`.refine.refine_solution`); never worse than the input."""
-    check_instance(instance)
-    return refine_solution(instance, solution, max_runtime, mode, seed, max_iterations)
-
-
 def _pad(sequences: list[list[int]]):
     """[B, T] LongTensor; each row padded with the env's no-op (``PADDING_ACTION``)."""
     import torch

@@ -48,16 +48,15 @@ def check_instance(instance: CLRPInstance) -> None:
     instance.check()
 
 
-def check_solution(instance: CLRPInstance, solution: CLRPSolution, source: str) -> None:
-    """:meth:`CLRPSolution.check`, with a ``ValueError`` that names the instance and where the
-    solution came from (``source``, e.g. ``"solver 'pyvrp'"`` or ``"the warm start"``); a
-    solver returning an invalid solution is a bug in its encoding, never a result."""
+def check_solution(instance: CLRPInstance, solution: CLRPSolution, problem: str) -> None:
+    """:meth:`CLRPSolution.check`; on failure a ``ValueError`` reading ``instance <name>:
+    <problem>: <what is wrong>``, e.g. ``problem="solver 'pyvrp' returned an invalid
+    solution"`` or ``"the initial solution is invalid"`` (a solver returning an invalid solution
+    is a bug in its encoding, never a result)."""
     try:
         solution.check(instance)
     except ValueError as exc:
-        raise ValueError(
-            f"instance {instance.name!r}: invalid solution from {source}: {exc}"
-        ) from exc
+        raise ValueError(f"instance {instance.name!r}: {problem}: {exc}") from exc
 
 
 def make_result(
@@ -85,7 +84,7 @@ def make_result(
             "when there is no finite bound"
         )
     if solution is not None:
-        check_solution(instance, solution, f"solver {solver!r}")
+        check_solution(instance, solution, f"solver {solver!r} returned an invalid solution")
     if solution is None:
         return SolverResult(
             None, None, bound, False, STATUS_NO_SOLUTION, runtime, solver, instance.name

@@ -39,7 +39,7 @@ from pyvrp import Activity, ActivityType, Client, Depot, Location, ProblemData, 
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
 
 from ..data import CLRPInstance, CLRPSolution, Route
-from .common import SolverResult, check_instance, make_result
+from .common import SolverResult, check_instance, check_solution, make_result
 
 #: Default multiplier turning real-valued costs into PyVRP integers.
 DEFAULT_COST_SCALE = 10_000
@@ -490,12 +490,7 @@ def solve_pyvrp(
     """
     check_instance(instance)
     if initial is not None:
-        try:
-            initial.check(instance)
-        except ValueError as exc:
-            raise ValueError(
-                f"instance {instance.name!r}: the initial solution is invalid: {exc}"
-            ) from exc
+        check_solution(instance, initial, "the initial solution is invalid")
     start = time.perf_counter()
     if depot_search is None:
         depot_search = instance.num_depots > 1

@@ -16,7 +16,7 @@ Modes:
 from __future__ import annotations
 
 from ..data import CLRPInstance, CLRPSolution
-from .common import check_solution
+from .common import check_instance, check_solution
 from .pyvrp_solver import depot_set_search, encode, run_pyvrp
 
 MODES = ("full", "routes")
@@ -45,10 +45,12 @@ def refine_solution(
         max_iterations: PyVRP iterations; 0 returns ``solution`` unchanged.
 
     Raises:
-        ValueError: unknown ``mode``; ``solution`` naming a depot or customer that does not
-            exist, holding an empty route or serving a customer twice; or PyVRP's result
-            decoding to an invalid solution (a bug in the encoding).
+        ValueError: ``instance`` obviously infeasible (:func:`.common.check_instance`); unknown
+            ``mode``; ``solution`` naming a depot or customer that does not exist, holding an
+            empty route or serving a customer twice; or PyVRP's result decoding to an invalid
+            solution (a bug in the encoding).
     """
+    check_instance(instance)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if max_iterations is not None and max_iterations <= 0:
@@ -76,7 +78,7 @@ def refine_solution(
         found = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, solution)
     if found is None:  # PyVRP found no feasible solution within the budget
         return solution
-    check_solution(instance, found, "PyVRP's refinement")
+    check_solution(instance, found, "PyVRP's refinement returned an invalid solution")
     if valid_start is None:
         return found
     base = solution.cost(instance).total
