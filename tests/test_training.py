@@ -27,8 +27,8 @@ from clrp_rl4co.models import (
     curves,
     load_policy,
     monitor_metric,
-    step_lr_schedule,
     shipping,
+    step_lr_schedule,
     training,
 )
 from clrp_rl4co.models.curves import ProgressLog

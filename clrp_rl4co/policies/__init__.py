@@ -3,6 +3,7 @@
 from .augmentation import rotate45_augmentation
 from .base import CLRPPolicyMixin
 from .baselines import MTADecoder, MTAEncoder, MTAPolicy, POMOStarPolicy
+from .cost_features import CostFeatureInitEmbedding, DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
 from .embeddings import HeterogeneousQueryContext, LastNodeLoadContext
 from .env_embeddings import CLRPContext, CLRPInitEmbedding, clrp_embeddings
@@ -20,6 +21,8 @@ __all__ = [
     "CLRPContext",
     "CLRPPolicyMixin",
     "CLRPInitEmbedding",
+    "CostFeatureInitEmbedding",
+    "DRLHQCostPolicy",
     "DRLHQPolicy",
     "HeterogeneousQueryContext",
     "LastNodeLoadContext",

@@ -5,6 +5,7 @@ config holding the constructor arguments; the shipped models are those in :data:
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import torch
@@ -43,6 +44,39 @@ def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
         f"pretrained policy {name_or_path!r} not found (need <name>.pt and <name>.json); "
         f"shipped: {shipped_models()}"
     )
+
+
+def load_checkpoint(path: str | Path, map_location: str = "cpu", weights_only: bool = True):
+    """``torch.load`` of a saved policy file, with an error that names the file and says what
+    is wrong with it (empty, truncated or not a PyTorch file, or objects that
+    ``weights_only=True`` refuses) instead of torch's bare zip or unpickling error.
+
+    Raises:
+        FileNotFoundError, PermissionError: as ``open`` would.
+        ValueError: the file is not a readable PyTorch checkpoint.
+    """
+    path = Path(path)
+    try:
+        return torch.load(path, map_location=map_location, weights_only=weights_only)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except (RuntimeError, pickle.UnpicklingError, EOFError, OSError, ValueError) as exc:
+        size = path.stat().st_size
+        text = str(exc)
+        if "WeightsUnpickler error:" in text:  # torch's long weights_only preamble: skip it
+            text = text.split("WeightsUnpickler error:", 1)[1]
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        detail = lines[0] if lines else type(exc).__name__
+        if size == 0:
+            what = "the file is empty"
+        elif "Unsupported global" in text:
+            what = (
+                "it holds objects other than tensors, which weights_only=True refuses (save "
+                "policies with save_pretrained)"
+            )
+        else:
+            what = f"the file ({size} bytes) is truncated or not a PyTorch checkpoint"
+        raise ValueError(f"{path}: cannot load the checkpoint: {what} ({detail})") from exc
 
 
 class PretrainedMixin:
@@ -87,6 +121,12 @@ class PretrainedMixin:
                 f"{meta['class']}.from_pretrained"
             )
         policy = cls(**{**meta["config"], **overrides})
-        state = torch.load(weights, map_location=map_location, weights_only=True)
-        policy.load_state_dict(state)
+        state = load_checkpoint(weights, map_location=map_location, weights_only=True)
+        try:
+            policy.load_state_dict(state)
+        except RuntimeError as exc:
+            raise ValueError(
+                f"{weights}: the weights do not fit the {cls.__name__} configured by "
+                f"{config_path}: {exc}"
+            ) from exc
         return policy

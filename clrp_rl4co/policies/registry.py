@@ -15,18 +15,20 @@ from pathlib import Path
 import torch
 
 from .baselines import MTAPolicy, POMOStarPolicy
+from .cost_features import DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
-from .pretrained import _resolve
+from .pretrained import _resolve, load_checkpoint
 
 #: Policy classes by name.
 POLICIES: dict[str, type[torch.nn.Module]] = {
     "drlhq": DRLHQPolicy,
     "pomo": POMOStarPolicy,
     "mta": MTAPolicy,
+    "drlhqcf": DRLHQCostPolicy,
 }
 
 #: Display titles by name (the evaluation tables' row labels).
-TITLES: dict[str, str] = {"drlhq": "DRLHQ", "pomo": "POMO*", "mta": "MTA*"}
+TITLES: dict[str, str] = {"drlhq": "DRLHQ", "pomo": "POMO*", "mta": "MTA*", "drlhqcf": "DRLHQ-CF"}
 
 
 def policy_class(name: str) -> type[torch.nn.Module]:
@@ -64,7 +66,9 @@ def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
     """
     path = Path(path)
     if path.suffix == ".ckpt":
-        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+        ckpt = load_checkpoint(path, map_location=map_location, weights_only=False)
+        if not isinstance(ckpt, dict) or "state_dict" not in ckpt:
+            raise ValueError(f"{path}: not a Lightning checkpoint (no state_dict in it)")
         meta = ckpt.get("clrp_policy")  # models.PolicyConfigCallback's policy_config
         if meta is not None:
             policy = policy_class(meta["class"])(**meta["config"])

@@ -173,27 +173,46 @@ def _tb_instance(
     )
 
 
-def _tb(n: int, d: int, **flags):
+def _tb(n: int, d: int, jitter: float = 0.0, **flags):
+    """Builder of Tuzun-Burke look-alikes; ``jitter > 0`` multiplies each opening cost by
+    ``1 + jitter u`` (``u`` uniform in ``[-1, 1]``, drawn after the instances)."""
+
     def build(size: int, seed: int) -> list[CLRPInstance]:
         rng = np.random.default_rng(seed)
-        return [_tb_instance(rng, n, d, f"tb{n}_{d}_{b}", **flags) for b in range(size)]
+        out = [_tb_instance(rng, n, d, f"tb{n}_{d}_{b}", **flags) for b in range(size)]
+        if jitter:
+            factors = 1 + jitter * rng.uniform(-1.0, 1.0, size=(size, d))
+            out = [
+                replace(inst, opening_cost=inst.opening_cost * f, _dist=None)
+                for inst, f in zip(out, factors)
+            ]
+        return out
 
     return build
 
 
 # ---------------------------------------------------------------------------------- bar*
-def _bar(n: int, d: int, fixed: float = 0.0):
+def _bar(n: int, d: int, fixed: float = 0.0, identical: bool = False):
+    """Builder of Barreto look-alikes; ``identical``: every ``Q_i = 0.6 T`` and ``O_i = 100``
+    (same random draws otherwise)."""
+
     def build(size: int, seed: int) -> list[CLRPInstance]:
         rng = np.random.default_rng(seed)
         out = []
         for b in range(size):
             demand = rng.integers(1, 41, size=n).astype(float)
+            depots = rng.uniform(0.0, 100.0, size=(d, 2))
+            customers = rng.uniform(0.0, 100.0, size=(n, 2))
+            capacity = rng.uniform(0.4, 0.8, size=d) * demand.sum()
+            opening = rng.uniform(50.0, 150.0, size=d)
+            if identical:
+                capacity, opening = np.full(d, 0.6 * demand.sum()), np.full(d, 100.0)
             out.append(
                 CLRPInstance(
-                    depot_locs=rng.uniform(0.0, 100.0, size=(d, 2)),
-                    customer_locs=rng.uniform(0.0, 100.0, size=(n, 2)),
-                    depot_capacity=rng.uniform(0.4, 0.8, size=d) * demand.sum(),
-                    opening_cost=rng.uniform(50.0, 150.0, size=d),
+                    depot_locs=depots,
+                    customer_locs=customers,
+                    depot_capacity=capacity,
+                    opening_cost=opening,
                     demand=demand,
                     vehicle_capacity=160.0,
                     vehicle_fixed_cost=fixed,
@@ -381,6 +400,56 @@ def _families() -> list[Family]:
             SIZE,
             22,
             _bar(100, 10),
+        ),
+        # added after the first diagnosis run showed that identical depots are the trigger
+        Family(
+            "c100_equal",
+            "identical depots",
+            c100 + "; every Q_i = 700 and every O_i = 10 (the middle of clrp100's ranges): "
+            "DRLHQ's min-max normalised Q_i / O_i has no spread",
+            "drlhq_clrp100",
+            SIZE,
+            9,
+            _c100(
+                lambda i, r: {
+                    "depot_capacity": np.full(i.num_depots, 700.0),
+                    "opening_cost": np.full(i.num_depots, 10.0),
+                }
+            ),
+        ),
+        Family(
+            "tb100_jitter",
+            "TB with O_i x (1 +- 1%)",
+            "tb100_d10's instances with each opening cost x (1 + 0.01 u), u uniform in "
+            "[-1, 1]: depots no longer identical",
+            "drlhq_clrp100",
+            SIZE,
+            11,
+            _tb(100, 10, jitter=0.01),
+        ),
+        Family(
+            "c100_dist10",
+            "distances x 10",
+            c100 + "; coordinates x 10: F / L = 0.1 and O_i / L = 0.5-1.5, the cost ratios "
+            "of the Tuzun-Burke look-alikes (the network input is identical)",
+            "drlhq_clrp100",
+            SIZE,
+            10,
+            _c100(
+                lambda i, r: {
+                    "depot_locs": 10 * i.depot_locs,
+                    "customer_locs": 10 * i.customer_locs,
+                }
+            ),
+        ),
+        Family(
+            "bar50_equal",
+            "Barreto-like, identical depots",
+            "bar50's instances with every Q_i = 0.6 x total demand and every O_i = 100",
+            "drlhq_clrp50",
+            SIZE,
+            21,
+            _bar(50, 5, identical=True),
         ),
     ]
     return out

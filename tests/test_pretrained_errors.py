@@ -1,0 +1,66 @@
+"""A corrupt or mismatched saved policy fails with an error that names the file and says what is
+wrong (not torch's bare zip or unpickling error)."""
+
+import json
+import re
+
+import pytest
+import torch
+
+from clrp_rl4co.policies import DRLHQPolicy, load_policy
+
+TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    torch.manual_seed(0)
+    weights, config = DRLHQPolicy(**TINY).save_pretrained(tmp_path / "tiny")
+    return weights, config
+
+
+def _raises(loader, path, what):
+    with pytest.raises(ValueError) as info:
+        loader(path)
+    message = str(info.value)
+    assert str(path) in message and what in message, message
+    return message
+
+
+@pytest.mark.parametrize("loader", [DRLHQPolicy.from_pretrained, load_policy])
+def test_truncated_weights_name_the_file(saved, loader):
+    weights, _ = saved
+    weights.write_bytes(weights.read_bytes()[:200])
+    _raises(loader, weights, "truncated or not a PyTorch checkpoint")
+
+
+@pytest.mark.parametrize("loader", [DRLHQPolicy.from_pretrained, load_policy])
+def test_empty_or_foreign_weights_name_the_file(saved, loader):
+    weights, _ = saved
+    weights.write_bytes(b"")
+    _raises(loader, weights, "the file is empty")
+    weights.write_text("not a checkpoint at all\n")
+    _raises(loader, weights, "truncated or not a PyTorch checkpoint")
+
+
+def test_pickled_objects_are_refused_by_name(saved):
+    weights, _ = saved
+    torch.save({"weights": torch.zeros(2), "extra": re.compile("x")}, weights)
+    _raises(DRLHQPolicy.from_pretrained, weights, "weights_only=True refuses")
+
+
+def test_weights_that_do_not_fit_the_config_name_both_files(saved):
+    weights, config = saved
+    meta = json.loads(config.read_text())
+    meta["config"]["embed_dim"] = 32
+    config.write_text(json.dumps(meta))
+    message = _raises(DRLHQPolicy.from_pretrained, weights, "do not fit")
+    assert str(config) in message
+
+
+def test_corrupt_lightning_checkpoint_names_the_file(tmp_path):
+    ckpt = tmp_path / "last.ckpt"
+    ckpt.write_bytes(b"PK\x03\x04 broken zip")
+    _raises(load_policy, ckpt, "truncated or not a PyTorch checkpoint")
+    torch.save([1, 2, 3], ckpt)
+    _raises(load_policy, ckpt, "not a Lightning checkpoint")
