@@ -8,7 +8,7 @@ export CLRP_BENCHMARKS_DIR
 CLRP_RL4CO_SNAPSHOT ?= $(abspath ../shared/rl4co)
 export CLRP_RL4CO_SNAPSHOT
 
-.PHONY: setup demo test lint format bench tables clean upstream-patch upstream-check
+.PHONY: setup demo test lint format bench tables clean upstream-patch upstream-check mutation
 
 $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ upstream-patch: setup
 
 upstream-check: setup
 	bash upstream/check.sh "$(PY)" "$(CLRP_RL4CO_SNAPSHOT)"
+
+# Mutation testing of one module with mutmut (not part of `make test`; minutes to half an hour
+# per module, cached): make mutation MODULE=clrp_rl4co/envs/clrp/validity.py (mutation/README.md).
+mutation: setup
+	OMP_NUM_THREADS=1 nice -n 10 $(PY) mutation/run.py $(if $(MODULE),$(MODULE),--list)
 
 bench: setup
 	$(PY) benchmarks/env_step.py

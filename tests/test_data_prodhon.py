@@ -1,6 +1,7 @@
 """Prodhon instance files, solution files, the solution object and the BKS table."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -59,6 +60,40 @@ def test_all_prins_files_parse_and_match_the_bks_table(benchmarks_root):
         assert inst.vehicle_capacity == entry.vehicle_capacity
         assert inst.vehicle_fixed_cost == 1000 and inst.rounded_costs
         assert entry.current <= entry.drlhq
+
+
+def test_prins_files_reads_any_prodhon_layout_name_in_a_sensible_order(tmp_path):
+    # Prins names first by (customers, depots, name) -- numerically, so 100 after 20 and 10
+    # depots after 5 -- then any other coord*.dat by name; other files are not instances
+    names = [
+        "coordP111112.dat",
+        "coord100-10-1.dat",
+        "coord20-5-1b.dat",
+        "coord100-5-2.dat",
+        "coordA.dat",
+        "coord20-5-1.dat",
+        "coord200-10-3.dat",
+    ]
+    for name in names + ["notes.txt", "bks.dat"]:
+        (tmp_path / name).write_text("")
+    expected = [
+        "coord20-5-1",
+        "coord20-5-1b",
+        "coord100-5-2",
+        "coord100-10-1",
+        "coord200-10-3",
+        "coordA",
+        "coordP111112",
+    ]
+    assert [p.stem for p in prins_files(tmp_path)] == expected
+    # a benchmarks root with a prins/ folder reads that folder
+    (tmp_path / "prins").mkdir()
+    write_prodhon(_toy(), tmp_path / "prins" / "coordP111112.dat")
+    [path] = prins_files(tmp_path)
+    assert path == tmp_path / "prins" / "coordP111112.dat"
+    assert read_prodhon(path).name == "coordP111112"
+    with pytest.raises(FileNotFoundError, match="no coord"):
+        prins_files(tmp_path / "prins" / "solutions_missing_folder")
 
 
 def test_network_locs_are_scaled_costs_are_not(benchmarks_root):
@@ -128,6 +163,97 @@ def test_malformed_files_name_the_token(tmp_path, mutate, message):
     path.write_text("\n".join(mutate(tokens)))
     with pytest.raises(ValueError, match=message):
         read_prodhon(path)
+
+
+#: Fields of _toy() (3 customers, 2 depots) in file order, one per token.
+TOY_FIELDS = (
+    ["number of customers", "number of depots"]
+    + [f"depot {i} {ax}" for i in (1, 2) for ax in "xy"]
+    + [f"customer {j} {ax}" for j in (1, 2, 3) for ax in "xy"]
+    + ["vehicle capacity", "depot 1 capacity", "depot 2 capacity"]
+    + [f"customer {j} demand" for j in (1, 2, 3)]
+    + ["depot 1 opening cost", "depot 2 opening cost", "route fixed cost", "cost-type flag"]
+)
+
+
+def test_truncated_file_names_each_missing_field_and_token(tmp_path):
+    path = tmp_path / "toy.dat"
+    write_prodhon(_toy(), path)
+    tokens = path.read_text().split()
+    assert len(tokens) == len(TOY_FIELDS) == 22
+    for k, field in enumerate(TOY_FIELDS):
+        path.write_text(" ".join(tokens[:k]))
+        message = f"{path}: file ends before {field} (token {k + 1}; truncated file?)"
+        with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+            read_prodhon(path)
+
+
+def test_bad_token_names_field_line_and_token(tmp_path):
+    path = tmp_path / "toy.dat"
+    write_prodhon(_toy(), path)
+    lines = path.read_text().splitlines()
+    assert lines[4] == "10\t0"  # line 5: depot 2 (x y)
+    lines[4] = "10\tx1"
+    path.write_text("\n".join(lines))
+    message = f"{path}:5: depot 2 y must be float, got token 'x1' (token 6)"
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        read_prodhon(path)
+    # a byte that is not UTF-8 is read as a bad token, not a decoding error
+    path.write_bytes(path.read_bytes().replace(b"x1", b"\xff"))
+    with pytest.raises(ValueError, match=re.escape(f"{path}:5: depot 2 y must be float")):
+        read_prodhon(path)
+    lines[4] = "10\t0"
+    path.write_text("\n".join(lines + ["7"]))
+    message = f"{path}:{len(lines) + 1}: unexpected token '7' after the cost-type flag (1 extra "
+    with pytest.raises(ValueError, match="^" + re.escape(message + "tokens)") + "$"):
+        read_prodhon(path)
+
+
+def test_one_depot_one_customer_file_and_names(tmp_path):
+    inst = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0]]),
+        customer_locs=np.array([[3.0, 4.0]]),
+        depot_capacity=np.array([10.0]),
+        opening_cost=np.array([2.5]),
+        demand=np.array([4.0]),
+        vehicle_capacity=5.0,
+        vehicle_fixed_cost=1.0,
+        rounded_costs=True,
+    )
+    path = tmp_path / "coord1-1-1.dat"
+    write_prodhon(inst, path)
+    # integers are written without a decimal point, other values with repr precision
+    assert path.read_text().split() == [
+        "1", "1", "0", "0", "3", "4", "5", "10", "4", "2.5", "1", "0"
+    ]  # fmt: skip
+    back = read_prodhon(path)
+    assert (back.num_customers, back.num_depots, back.name) == (1, 1, "coord1-1-1")
+    assert read_prodhon(path, name="mine").name == "mine"
+    np.testing.assert_array_equal(back.locs, inst.locs)
+    path.write_text(path.read_text().replace("1\n1\n", "1\n0\n", 1))
+    with pytest.raises(ValueError, match="number of depots must be a positive integer, got 0"):
+        read_prodhon(path)
+
+
+def test_benchmarks_dir_and_the_default_prins_folder(tmp_path, monkeypatch):
+    from clrp_rl4co.data.prodhon import BENCHMARKS_ENV_VAR, benchmarks_dir
+
+    assert BENCHMARKS_ENV_VAR == "CLRP_BENCHMARKS_DIR"
+    monkeypatch.delenv("CLRP_BENCHMARKS_DIR", raising=False)
+    assert benchmarks_dir(required=False) is None
+    message = "set CLRP_BENCHMARKS_DIR to the folder that holds prins/ (see README.md)"
+    with pytest.raises(FileNotFoundError, match="^" + re.escape(message) + "$"):
+        benchmarks_dir()
+    with pytest.raises(FileNotFoundError, match=re.escape(message)):
+        prins_files()
+    monkeypatch.setenv("CLRP_BENCHMARKS_DIR", str(tmp_path))
+    message = f"CLRP_BENCHMARKS_DIR={tmp_path}: no prins/ folder there"
+    with pytest.raises(FileNotFoundError, match="^" + re.escape(message) + "$"):
+        benchmarks_dir(required=False)
+    (tmp_path / "prins").mkdir()
+    write_prodhon(_toy(), tmp_path / "prins" / "coord3-2-1.dat")
+    assert benchmarks_dir() == tmp_path
+    assert prins_files() == [tmp_path / "prins" / "coord3-2-1.dat"]
 
 
 def test_infeasible_file_is_rejected(tmp_path):

@@ -31,6 +31,15 @@ def test_round_cost_prices_an_exact_hundredth_multiple_at_100_d():
     assert round_cost_np(0.0100001) == 2.0  # anything above a multiple goes up
 
 
+def test_round_cost_np_reads_its_input_as_float64():
+    # float32(0.1) is 0.100000001490116..., so ceil(100 d) = 11 in float64 (the documented
+    # reading); float32 arithmetic would round 100 d to 10.0 exactly and give 10
+    d = np.array([0.1], dtype=np.float32)
+    assert float(d.astype(np.float64)[0]) > 0.1
+    assert round_cost_np(d).tolist() == [11.0]
+    assert round_cost_np(d).dtype == np.float64
+
+
 def test_instance_tensordict_layout():
     locs = np.random.default_rng(1).random((3, 5, 2))
     td = instance_tensordict(

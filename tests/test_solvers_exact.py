@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -208,3 +209,225 @@ def test_invalid_warm_start_raises():
     bad = CLRPSolution([Route(0, (0, 1))])  # customers 2 and 3 missing
     with pytest.raises(ValueError, match="warm-start solution is invalid.*not served"):
         solve_exact(inst, max_runtime=5, warm_start=bad)
+
+
+def test_time_limit_with_a_solution_is_feasible_not_optimal():
+    # clrp20 with half a second: HiGHS has the warm start (a fixed PyVRP solution) but cannot
+    # prove it optimal (its bound is -inf before presolve ends, 0 before the root LP, about
+    # 12.8 after it; the optimum is above 13): the run must say "feasible".
+    inst = random_instance(20, 0)
+    warm = solve_pyvrp(inst, max_runtime=None, max_iterations=300, seed=0).solution
+    res = solve_exact(inst, max_runtime=0.5, strategy="monolithic", warm_start=warm)
+    assert res.solution is not None and res.objective is not None  # guard: a solution to flag
+    assert res.objective <= warm.cost(inst).total + 1e-9
+    assert res.bound is None or res.bound < res.objective * (1 - 1e-3)
+    assert not res.proven_optimal
+    assert res.status == "feasible"
+
+
+def test_highs_optimal_with_an_open_gap_is_not_proven(monkeypatch):
+    # HiGHS reports "Optimal" whenever its gap is within mip_rel_gap; the solver runs it with 0,
+    # here 5% so that HiGHS stops with the gap open (deterministic, no time limit involved).
+    import clrp_rl4co.solvers.exact as exact
+
+    build, run, seen = exact._highs, exact._run, []
+
+    def loose(*args, **kwargs):
+        h = build(*args, **kwargs)
+        h.setOptionValue("mip_rel_gap", 0.05)
+        return h
+
+    def spy(h, time_limit):
+        seen.append(run(h, time_limit))
+        return seen[-1]
+
+    monkeypatch.setattr(exact, "_highs", loose)
+    monkeypatch.setattr(exact, "_run", spy)
+    inst = random_instance(10, 0)
+    warm = solve_pyvrp(inst, max_runtime=None, max_iterations=200, seed=0).solution
+    res = solve_exact(inst, max_runtime=60, strategy="monolithic", warm_start=warm)
+    [(status, objective, bound, col)] = seen
+    # guards: HiGHS said Optimal, had a solution, and its bound is below it by more than noise
+    assert status == "Optimal" and col is not None
+    assert res.solution is not None and res.objective == pytest.approx(objective)
+    assert bound < objective * (1 - 1e-3)
+    assert res.bound == bound
+    assert not res.proven_optimal and res.status == "feasible"
+
+
+@pytest.mark.parametrize("strategy", ["monolithic", "subsets"])
+def test_highs_prints_nothing_unless_verbose(capfd, strategy):
+    inst = tight_instance(4, 0)
+    capfd.readouterr()
+    res = solve_exact(inst, max_runtime=10, strategy=strategy, warm_start=False)
+    assert res.proven_optimal  # the solver ran to the end
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    solve_exact(inst, max_runtime=10, strategy=strategy, warm_start=False, verbose=True)
+    assert "HiGHS" in capfd.readouterr().out  # the check above can see HiGHS's output
+
+
+def test_plumbing_of_warm_start_budget_seed_threads_and_strategy(monkeypatch):
+    import clrp_rl4co.solvers.exact as exact
+    import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
+
+    pyvrp_calls, strategy_calls, threads = [], [], []
+    real_pyvrp, real_highs = pyvrp_solver.solve_pyvrp, exact._highs
+
+    def pyvrp_spy(instance, max_runtime=None, seed=None, **kwargs):
+        pyvrp_calls.append((max_runtime, seed, kwargs))
+        return real_pyvrp(instance, max_runtime=None, max_iterations=30, seed=0)
+
+    def highs_spy(model, n, verbose):
+        threads.append(n)
+        return real_highs(model, n, verbose)
+
+    def strategy(name):
+        def run(h, model, *args):
+            *_, incumbent, warm, remaining = args
+            strategy_calls.append((name, incumbent, warm, remaining()))
+            return incumbent, None, False
+
+        return run
+
+    monkeypatch.setattr(pyvrp_solver, "solve_pyvrp", pyvrp_spy)
+    monkeypatch.setattr(exact, "_highs", highs_spy)
+    monkeypatch.setattr(exact, "_monolithic", strategy("monolithic"))
+    monkeypatch.setattr(exact, "_subsets", strategy("subsets"))
+
+    inst = random_instance(10, 0)
+    start = time.perf_counter()
+    res = exact.solve_exact(inst)  # the defaults: 60 s, 1 thread, warm start, seed 0, auto
+    wall = time.perf_counter() - start
+    [(ws, seed, extra)] = pyvrp_calls
+    assert ws == pytest.approx(min(0.05 * 60, 0.1 + 0.05 * 10)) and seed == 0 and extra == {}
+    assert threads == [1]
+    [(name, incumbent, warm, remaining)] = strategy_calls
+    assert name == "monolithic" and incumbent is not None
+    model = exact._build(inst)
+    assert np.array_equal(warm, exact._values(model, inst, incumbent))
+    assert 0 < remaining <= 60
+    assert res.solution is incumbent and res.solver == "exact" and res.name == "clrp10_0"
+    assert res.proven_optimal is False and res.status == "feasible" and res.bound is None
+    assert 0 < res.runtime <= wall
+    # the warm start's budget: 5% of a short limit, an explicit one, the seed passed on
+    for kwargs, budget in (
+        (dict(max_runtime=2.0), 0.1),
+        (dict(max_runtime=2.0, warm_start_runtime=0.37), 0.37),
+        (dict(max_runtime=60.0, seed=5), 0.6),
+    ):
+        pyvrp_calls.clear()
+        exact.solve_exact(inst, threads=2, **kwargs)
+        [(ws, seed, _)] = pyvrp_calls
+        assert ws == pytest.approx(budget) and seed == kwargs.get("seed", 0)
+    assert threads[-1] == 2
+    # no warm start: no PyVRP run, nothing passed on
+    pyvrp_calls.clear()
+    strategy_calls.clear()
+    exact.solve_exact(inst, warm_start=False)
+    assert pyvrp_calls == [] and strategy_calls[0][1:3] == (None, None)
+    # "auto": the monolithic model up to 12 customers, depot sets above
+    for n, name in ((12, "monolithic"), (13, "subsets")):
+        strategy_calls.clear()
+        exact.solve_exact(random_instance(n, 0), warm_start=False)
+        assert strategy_calls[0][0] == name, n
+    with pytest.raises(ValueError, match="^unknown strategy 'fast'$"):
+        exact.solve_exact(inst, warm_start=False, strategy="fast")
+
+
+def test_highs_options_and_its_scheduler(monkeypatch):
+    import highspy
+
+    import clrp_rl4co.solvers.exact as exact
+
+    resets, real_reset = [], highspy.Highs.resetGlobalScheduler
+
+    def reset(*args):
+        resets.append(args)
+        return real_reset(*args)
+
+    monkeypatch.setattr(highspy.Highs, "resetGlobalScheduler", reset)
+    saved = list(exact._scheduler_threads)
+    exact._scheduler_threads.clear()  # as in a fresh process
+    model = exact._build(tight_instance(4, 0))
+    h = exact._highs(model, 1, False)
+    assert h.getOptionValue("threads")[1] == 1 and h.getOptionValue("mip_rel_gap")[1] == 0.0
+    assert h.getOptionValue("output_flag")[1] is False
+    assert resets == [] and exact._scheduler_threads == [1]
+    exact._highs(model, 1, False)
+    assert resets == []  # same count: the scheduler is kept
+    h = exact._highs(model, 2, True)
+    assert h.getOptionValue("threads")[1] == 2 and h.getOptionValue("output_flag")[1] is True
+    assert resets == [(True,)] and exact._scheduler_threads == [2]
+    # the time limit handed to HiGHS is at least 0.01 s
+    exact._run(h, 0.0)
+    assert h.getOptionValue("time_limit")[1] == 0.01
+    assert exact._solution(np.ones(3)).value_valid is True
+    exact._highs(model, saved[0] if saved else 1, False)  # HiGHS's scheduler as it was
+
+
+def test_a_highs_failure_names_its_status():
+    import highspy
+
+    import clrp_rl4co.solvers.exact as exact
+
+    class Failing:
+        def setOptionValue(self, *args):
+            pass
+
+        def run(self):
+            return highspy.HighsStatus.kError
+
+        def getModelStatus(self):
+            return highspy.HighsModelStatus.kSolveError
+
+        def modelStatusToString(self, status):
+            return f"<{status.name}>"
+
+    with pytest.raises(RuntimeError, match="^HiGHS failed: <kSolveError>$"):
+        exact._run(Failing(), 1.0)
+
+
+def test_extract_reads_a_route_through_every_customer():
+    import clrp_rl4co.solvers.exact as exact
+
+    inst = tight_instance(4, 0)
+    roomy = CLRPInstance(
+        depot_locs=inst.depot_locs,
+        customer_locs=inst.customer_locs,
+        depot_capacity=np.full(2, 100.0),
+        opening_cost=inst.opening_cost,
+        demand=inst.demand,
+        vehicle_capacity=100.0,
+        vehicle_fixed_cost=inst.vehicle_fixed_cost,
+    )
+    sol = CLRPSolution([Route(1, (2, 0, 3, 1))])
+    model = exact._build(roomy)
+    assert exact._extract(model, exact._values(model, roomy, sol)) == sol
+
+
+def test_the_optimality_tolerance_is_relative_above_one(monkeypatch):
+    # |objective - bound| <= 1e-6 * max(1, |objective|): about 1e-5 for costs near 10, 1e-6 for
+    # costs below 1
+    import clrp_rl4co.solvers.exact as exact
+
+    for scale in (1.0, 0.01):
+        inst = tight_instance(4, 2)
+        small = CLRPInstance(
+            depot_locs=inst.depot_locs * scale,
+            customer_locs=inst.customer_locs * scale,
+            depot_capacity=inst.depot_capacity,
+            opening_cost=inst.opening_cost * scale,
+            demand=inst.demand,
+            vehicle_capacity=inst.vehicle_capacity,
+            vehicle_fixed_cost=inst.vehicle_fixed_cost * scale,
+        )
+        sol = solve_pyvrp(small, max_runtime=None, max_iterations=200).solution
+        cost = sol.cost(small).total
+        assert (cost > 2) if scale == 1.0 else (cost < 1)  # guard: both sides of max(1, .)
+        tolerance = 1e-6 * max(1.0, cost)
+        for gap, optimal in ((0.5 * tolerance, True), (1.5 * tolerance, False)):
+            result = (sol, cost - gap, True)
+            monkeypatch.setattr(exact, "_monolithic", lambda *a, r=result: r)
+            res = exact.solve_exact(small, max_runtime=5, warm_start=False)
+            assert res.proven_optimal is optimal, (scale, gap)

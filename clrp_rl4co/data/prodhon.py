@@ -9,6 +9,7 @@ capacities, ``n`` demands, ``m`` opening costs, the fixed cost per route, and th
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -122,16 +123,27 @@ def benchmarks_dir(required: bool = True) -> Path | None:
     return path
 
 
+#: A Prins file name: ``coord<customers>-<depots>-<index>[b].dat`` (e.g. ``coord100-10-2b``).
+_PRINS_NAME = re.compile(r"coord(\d+)-(\d+)-")
+
+
 def prins_files(root: str | Path | None = None) -> list[Path]:
-    """The 30 Prins instance files, sorted by (customers, depots, name)."""
+    """The ``coord*.dat`` instance files of a folder (the 30 Prins instances by default).
+
+    Files named as in the Prins set (``coord<customers>-<depots>-...``) come first, sorted by
+    (customers, depots, name); any other Prodhon-layout file (e.g. ``coordP111112.dat`` of the
+    Tuzun-Burke set) follows, sorted by name.
+    """
     root = Path(root) if root is not None else benchmarks_dir()
     folder = root / "prins" if (root / "prins").is_dir() else root
-    files = sorted(folder.glob("coord*.dat"))
+    files = list(folder.glob("coord*.dat"))
     if not files:
         raise FileNotFoundError(f"no coord*.dat files in {folder}")
 
     def key(p: Path):
-        parts = p.stem.replace("coord", "").split("-")
-        return (int(parts[0]), int(parts[1]), p.stem)
+        match = _PRINS_NAME.match(p.stem)
+        if match is None:
+            return (1, 0, 0, p.stem)
+        return (0, int(match.group(1)), int(match.group(2)), p.stem)
 
     return sorted(files, key=key)

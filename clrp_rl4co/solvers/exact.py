@@ -28,8 +28,11 @@ skipped when its LP bound reaches the incumbent). ``"auto"`` uses the monolithic
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -159,8 +162,28 @@ def _build(instance: CLRPInstance) -> _Model:
 _scheduler_threads: list[int] = []  # threads of this process's HiGHS scheduler, once set
 
 
+@contextlib.contextmanager
+def _stdout_to_devnull():
+    """Send the process's stdout (file descriptor 1) to /dev/null for the block: HiGHS prints
+    its banner from its C++ constructor, before any option can turn its output off."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _highs(model: _Model, threads: int, verbose: bool) -> highspy.Highs:
-    h = highspy.Highs()
+    if verbose:
+        h = highspy.Highs()
+    else:
+        with _stdout_to_devnull():
+            h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     if _scheduler_threads and _scheduler_threads[0] != int(threads):
         # HiGHS keeps one global scheduler per process; it must be rebuilt for a new count.

@@ -83,6 +83,7 @@ def check_instance_validity(td: TensorDict, names: Sequence[str] | None = None) 
     shapes = {
         "locs": (num_nodes, 2),
         "cost_locs": (num_nodes, 2),
+        "depot_capacity": (num_depots,),
         "opening_cost": (num_depots,),
         "demand": (num_customers,),
     }

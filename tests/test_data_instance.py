@@ -1,0 +1,105 @@
+"""The instance object and its TensorDict conversions on hand-made inputs: array types and
+shape errors, the unit-square scaling, and the round trip of names, rounding and devices."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from clrp_rl4co.data import CLRPInstance, instances_to_tensordict, tensordict_to_instances
+from clrp_rl4co.data.instance import unit_square_scale
+
+
+def _toy(**changes):
+    args = dict(
+        depot_locs=[[0, 0], [10, 0]],
+        customer_locs=[[0, 3], [10, 4], [5, 5]],
+        depot_capacity=[20, 20],
+        opening_cost=[100, 50],
+        demand=[4, 5, 6],
+        vehicle_capacity=10,
+        vehicle_fixed_cost=10,
+        name="toy",
+    )
+    return CLRPInstance(**{**args, **changes})
+
+
+def test_inputs_become_float64_arrays_and_a_bool_flag():
+    inst = _toy(rounded_costs=1)  # lists of ints and an int flag
+    for key in ("depot_locs", "customer_locs", "depot_capacity", "opening_cost", "demand"):
+        value = getattr(inst, key)
+        assert isinstance(value, np.ndarray) and value.dtype == np.float64, key
+    assert inst.rounded_costs is True
+    assert isinstance(inst.vehicle_capacity, float) and inst.vehicle_capacity == 10.0
+    assert inst.total_demand() == 15.0
+    assert (inst.num_depots, inst.num_customers) == (2, 3)
+
+
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        (dict(depot_locs=[[0, 0, 0], [1, 1, 1]]), "toy: depot_locs: expected shape [D>=1, 2], "
+         "got (2, 3)"),
+        (dict(customer_locs=np.zeros((0, 2))), "toy: customer_locs: expected shape [N>=1, 2], "
+         "got (0, 2)"),
+        (dict(customer_locs=[1.0, 2.0]), "toy: customer_locs: expected shape [N>=1, 2], got (2,)"),
+        (dict(depot_capacity=[20, 20, 20]), "toy: depot_capacity: expected shape (2,), got (3,)"),
+        (dict(vehicle_capacity=[10, 10]), "toy: vehicle_capacity: expected shape (), got (2,)"),
+        (dict(customer_locs=[[0, 3], [10, np.inf], [5, 5]]), "toy: locs[0, 3, 1] must be finite, "
+         "got inf"),
+        (dict(customer_locs=[[0, 3], [10, 4], [np.nan, 5]]), "toy: locs[0, 4, 0] must be "
+         "finite, got nan"),
+        (dict(name="", demand=[4, 5, 60]), "CLRPInstance: demand[0, 2] = 60 exceeds "
+         "vehicle_capacity 10"),
+    ],
+)  # fmt: skip
+def test_construction_errors_name_the_instance_and_field(changes, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        _toy(**changes)
+
+
+def test_unit_square_scale():
+    offset, scale = unit_square_scale(np.array([[1.0, 5.0], [5.0, 7.0], [3.0, 6.0]]))
+    assert offset.tolist() == [1.0, 5.0] and scale == 4.0  # the wider side (x: 4, y: 2)
+    offset, scale = unit_square_scale(np.array([[0.2, 0.1], [0.7, 0.3]]))
+    assert offset.tolist() == [0.2, 0.1] and scale == pytest.approx(0.5)
+    offset, scale = unit_square_scale(np.array([[2.0, 3.0], [2.0, 3.0]]))  # one point
+    assert offset.tolist() == [2.0, 3.0] and scale == 1.0
+
+
+def test_tensordict_round_trip_keeps_names_rounding_and_raw_coordinates():
+    a, b = _toy(name="a", rounded_costs=True), _toy(name="b", vehicle_capacity=12)
+    td = instances_to_tensordict([a, b])
+    assert td["rounded_costs"].tolist() == [True, False]
+    assert td["locs"].min() == 0 and td["locs"].max() == 1
+    back = tensordict_to_instances(td, names=["first", "second"])
+    assert [i.name for i in back] == ["first", "second"]
+    assert [i.rounded_costs for i in back] == [True, False]
+    assert [i.vehicle_capacity for i in back] == [10.0, 12.0]
+    assert [i.vehicle_fixed_cost for i in back] == [10.0, 10.0]
+    np.testing.assert_array_equal(back[0].locs, a.locs)
+    assert [i.name for i in tensordict_to_instances(td)] == ["instance_0", "instance_1"]
+    # without the flag every instance has real-valued costs
+    plain = tensordict_to_instances(td.exclude("rounded_costs"))
+    assert [i.rounded_costs for i in plain] == [False, False]
+
+
+def test_tensordict_batch_rules_and_device():
+    with pytest.raises(ValueError, match="^instances: need at least one instance$"):
+        instances_to_tensordict([])
+    small = CLRPInstance(
+        depot_locs=[[0, 0]],
+        customer_locs=[[1, 1]],
+        depot_capacity=[10],
+        opening_cost=[1],
+        demand=[1],
+        vehicle_capacity=10,
+        vehicle_fixed_cost=1,
+    )
+    with pytest.raises(
+        ValueError, match=r"^instances: all must have the same \(depots, customers\), got \{"
+    ):
+        instances_to_tensordict([_toy(), small])
+    td = instances_to_tensordict([small], device="meta")
+    assert td.device == torch.device("meta") and td["locs"].is_meta
