@@ -40,7 +40,7 @@ import highspy
 import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, Route
-from .common import SolverResult, check_instance, make_result
+from .common import SolverResult, check_instance, check_solution, make_result
 
 _INF = highspy.kHighsInf
 #: Relative gap between the bound and the objective below which a run counts as proven optimal
@@ -325,12 +325,7 @@ def solve_exact(
             ws = min(0.05 * max_runtime, 0.1 + 0.05 * instance.num_customers)
         incumbent = solve_pyvrp(instance, max_runtime=ws, seed=seed).solution
     if incumbent is not None:
-        try:
-            incumbent.check(instance)
-        except ValueError as exc:
-            raise ValueError(
-                f"instance {instance.name!r}: the warm-start solution is invalid: {exc}"
-            ) from exc
+        check_solution(instance, incumbent, "the warm-start solution is invalid")
     if strategy == "auto":
         strategy = "monolithic" if instance.num_customers <= 12 else "subsets"
     model = _build(instance)
