@@ -356,21 +356,22 @@ def test_full_vehicles_need_exactly_total_over_capacity_routes():
 
 
 def test_a_depot_set_holding_exactly_the_total_demand_is_tried():
-    inst = three_depots(4, 4)
-    need = inst.total_demand()
-    exact_fit = CLRPInstance(
-        depot_locs=inst.depot_locs,
-        customer_locs=inst.customer_locs,
-        depot_capacity=np.array([need - 20.0, 20.0, need - 20.0]),
-        opening_cost=inst.opening_cost,
-        demand=inst.demand,
-        vehicle_capacity=inst.vehicle_capacity,
-        vehicle_fixed_cost=inst.vehicle_fixed_cost,
+    # depots of 32 and 20 for demands 10, 10, 15, 17 (52): only both together hold it, exactly
+    # (depot 1 takes the two 10s, depot 0 the 15 and the 17)
+    rng = np.random.default_rng(6)
+    inst = CLRPInstance(
+        depot_locs=rng.random((2, 2)),
+        customer_locs=rng.random((4, 2)),
+        depot_capacity=np.array([32.0, 20.0]),
+        opening_cost=np.array([0.5, 0.5]),
+        demand=np.array([10.0, 10.0, 15.0, 17.0]),
+        vehicle_capacity=35.0,
+        vehicle_fixed_cost=0.2,
     )
-    # the only feasible sets: {0, 1}, {1, 2} (exactly the demand) and {0, 1, 2}
-    res = exact.solve_exact(exact_fit, max_runtime=30, strategy="subsets", warm_start=False)
+    assert inst.depot_capacity.sum() == inst.total_demand()
+    res = exact.solve_exact(inst, max_runtime=30, strategy="subsets", warm_start=False)
     assert res.proven_optimal
-    assert res.objective == pytest.approx(brute_force(exact_fit), rel=1e-9)
+    assert res.objective == pytest.approx(brute_force(inst), rel=1e-9)
 
 
 def test_depot_set_statuses_decide_what_is_proven(monkeypatch):
