@@ -156,7 +156,7 @@ def prepare(module: str, work: Path) -> None:
         "    addopts=",
         "use_git_change_detection = false",
         "on_dependency_change = ignore",
-        "timeout_multiplier = 10",
+        "timeout_multiplier = 3",
     ]
     if ALSO_COPY.get(module):
         config += ["also_copy =", *(f"    {p}" for p in ALSO_COPY[module])]
@@ -177,14 +177,16 @@ def load_meta(module: str, work: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def reset_survivors(module: str, work: Path) -> int:
-    """Forget the verdicts of survivors (and untested mutants) so that they run again."""
+def reset_survivors(module: str, work: Path, only_interrupted: bool = False) -> int:
+    """Forget the verdicts of survivors (and untested or interrupted mutants) so that they run
+    again; with ``only_interrupted``, only those of runs cut short (e.g. by Ctrl-C)."""
     path = meta_path(module, work)
     if not path.exists():
         return 0
     meta = json.loads(path.read_text())
     codes = meta["exit_code_by_key"]
-    again = [k for k, v in codes.items() if v is not None and v not in KILLED_CODES]
+    done = KILLED_CODES | (SURVIVED_CODES | NO_TESTS_CODES if only_interrupted else set())
+    again = [k for k, v in codes.items() if v is not None and v not in done]
     for k in again:
         codes[k] = None
     path.write_text(json.dumps(meta, indent=4))
@@ -439,6 +441,7 @@ def run(module: str, fresh: bool, max_children: int, names: list[str]) -> int:
     prepare(module, work)
     stamp = work / "context.sha"
     context = context_fingerprint(module)
+    reset_survivors(module, work, only_interrupted=True)
     if stamp.exists() and stamp.read_text() != context:
         n = reset_survivors(module, work)
         refresh_test_map(work)

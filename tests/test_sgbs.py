@@ -106,6 +106,46 @@ def test_one_batched_decoder_call_per_simulation_step():
     # many children are simulated per step: not one call per beam node
     assert stats["simulated_children"] >= 8 * 4 * 3
     assert stats["simulation_steps"] < stats["simulated_children"]
+    # in chunks of instances (here 3, 3 and 2) the counters add up over the chunks
+    calls.clear()
+    handle = policy.decoder.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        chunked = sgbs(env, policy, td, beta=4, gamma=4, augment=1, max_batch=3 * 16)
+    finally:
+        handle.remove()
+    stats = chunked.stats
+    assert len(calls) == stats["expansions"] + stats["simulation_steps"] + stats["multistart_steps"]
+    assert stats["multistart_steps"] > result.stats["multistart_steps"]
+
+
+def test_each_instance_is_searched_as_if_alone():
+    # an instance's result does not depend on the others in its batch (one instance with
+    # beta = 1 included: its beam has a single row, fewer than gamma)
+    env, policy, td = _clrp(3)
+    together = sgbs(env, policy, td, beta=1, gamma=3, augment=1)
+    for b in range(3):
+        alone = sgbs(env, policy, td[b : b + 1], beta=1, gamma=3, augment=1)
+        assert torch.allclose(alone.reward, together.reward[b : b + 1])
+        assert torch.allclose(alone.greedy_reward, together.greedy_reward[b : b + 1])
+    assert (together.reward > together.greedy_reward).any()  # guard: the search did something
+
+
+def test_the_given_env_decides_the_starts():
+    # an env with three starts per instance (customers 0, 1, 2 only): beta = gamma = 1 is
+    # greedy multistart over those three, not over the default one-per-customer starts
+    class ThreeStarts(CLRPEnv):
+        def get_num_starts(self, td):
+            return 3
+
+    env, policy, td = _clrp(6)
+    three = ThreeStarts(generator_params={"preset": "clrp20"})
+    with torch.no_grad():
+        policy.eval()
+        reward, _ = _multistart_greedy(three, policy, td)
+        everywhere, _ = _multistart_greedy(env, policy, td)
+    assert not torch.allclose(reward, everywhere)  # guard: the starts matter here
+    result = sgbs(three, policy, td, beta=1, gamma=1, augment=1)
+    assert torch.allclose(result.reward, reward)
 
 
 def test_bad_parameters():

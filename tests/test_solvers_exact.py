@@ -207,7 +207,10 @@ def test_status_follows_highs_and_the_gap(monkeypatch):
 def test_invalid_warm_start_raises():
     inst = tight_instance(4, 1)
     bad = CLRPSolution([Route(0, (0, 1))])  # customers 2 and 3 missing
-    with pytest.raises(ValueError, match="warm-start solution is invalid.*not served"):
+    with pytest.raises(
+        ValueError,
+        match="^instance '': the warm-start solution is invalid: customer 2 is not served",
+    ):
         solve_exact(inst, max_runtime=5, warm_start=bad)
 
 
