@@ -8,7 +8,7 @@ export CLRP_BENCHMARKS_DIR
 CLRP_RL4CO_SNAPSHOT ?= $(abspath ../shared/rl4co)
 export CLRP_RL4CO_SNAPSHOT
 
-.PHONY: setup demo test lint format bench tables clean upstream-patch upstream-check mutation
+.PHONY: setup demo test lint format bench tables clean upstream-patch upstream-check mutation campaign
 
 $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,15 @@ upstream-check: setup
 # per module, cached): make mutation MODULE=clrp_rl4co/envs/clrp/validity.py (mutation/README.md).
 mutation: setup
 	OMP_NUM_THREADS=1 nice -n 10 $(PY) mutation/run.py $(if $(MODULE),$(MODULE),--list)
+
+# One session of the training campaign (experiments/campaign.py, README "GPU campaign"): every
+# DRLHQ preset continues for MINUTES of wall time on whatever device there is, archives into OUT
+# at every validation. Uses the venv if there is one, else python3 (the GPU machine's).
+MINUTES ?= 9
+OUT ?= runs/campaign-out
+CAMPAIGN_PY ?= $(if $(wildcard $(PY)),$(PY),python3)
+campaign:
+	$(CAMPAIGN_PY) -m experiments.campaign run --minutes $(MINUTES) --out $(OUT)
 
 bench: setup
 	$(PY) benchmarks/env_step.py

@@ -6,5 +6,6 @@
   checked against pinned checksums;
 - :mod:`.tables`: run a table (resumable), write its Markdown / CSV / plots;
 - :mod:`.headline`: the one-line-per-preset summary;
+- :mod:`.campaign`: the resumable GPU training campaign (``python -m experiments.campaign``);
 - ``python -m experiments table <name>``: the command.
 """

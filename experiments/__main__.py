@@ -5,7 +5,7 @@ repository's root).
     python -m experiments table clrp50 --subset 20 --procs 2
     python -m experiments table cross-size
     python -m experiments table prins          # needs $CLRP_BENCHMARKS_DIR
-    python -m experiments table paper-sets     # DRLHQ on the paper's own clrp10/20 test sets
+    python -m experiments table paper-sets     # DRLHQ on the paper's own clrp10 ... clrp100 sets
     python -m experiments datasets             # write / verify the published test sets
 
 A rerun with the same ``--out`` resumes: cached per-instance results are read, not recomputed.

@@ -21,6 +21,8 @@ from .specs import SYNTHETIC, trained_on
 PAPER = {
     "clrp10": {"DRLHQ x8": 8.6480},
     "clrp20": {"DRLHQ x8": 14.8549, "DRLHQ SGBS": 14.7485},
+    "clrp50": {"DRLHQ x8": 27.3326},
+    "clrp100": {"DRLHQ x8": 55.4599},
 }
 
 COLUMNS = (

@@ -7,7 +7,7 @@ total time per instance as the lower PyVRP budget; the DRLHQ variants listed in
 :data:`VARIANTS` (``drlhq_clrp20_samebudget``) get an x8 row each. Slow rows run on a subset
 (the first ``limit`` instances). ``cross-size``: the largest DRLHQ model on 100 instances of each
 of clrp200 ... clrp500. ``prins``: the 30 Prins instances, gaps to both best-known columns.
-``paper-sets``: DRLHQ on the paper's own clrp10 / clrp20 test sets (regenerated from its seed),
+``paper-sets``: DRLHQ on the paper's own clrp10 ... clrp100 test sets (regenerated from its seed),
 where its figures can be compared instance for instance.
 
 A row is a :class:`Row`: the method's identity (:class:`clrp_rl4co.evaluation.Method`: kind,
@@ -87,11 +87,12 @@ def default_model(policy: str, preset: str) -> str | None:
 
 def trained_on(model: str) -> str:
     """``clrp20`` for ``drlhq_clrp20`` (or a path ending in it), ``clrp20_samebudget`` for
-    ``drlhq_clrp20_samebudget``; else the file's stem (``untrained:`` dropped)."""
+    ``drlhq_clrp20_samebudget``, ``mixed50_cpu`` for ``drlhqcf_mixed50_cpu`` (trained on the
+    ``mixed`` preset); else the file's stem (``untrained:`` dropped)."""
     path = PurePath(model.removeprefix(UNTRAINED))
     name = path.stem if path.suffix in (".pt", ".ckpt", ".json") else path.name
     kind, _, rest = name.partition("_")
-    return rest if kind in POLICIES and rest.startswith("clrp") else name
+    return rest if kind in POLICIES and rest.startswith(("clrp", "mixed")) else name
 
 
 def decode_title(decode: str) -> str:
@@ -287,20 +288,28 @@ def prins_part(models: dict[str, str | None] | None = None) -> TablePart:
     return TablePart("prins", None, rows, {"drlhq": model} if model else {})
 
 
-#: Presets of the ``paper-sets`` table: those whose DRLHQ figures the evaluation issue quotes.
-PAPER_SET_PRESETS = ("clrp10", "clrp20")
+#: Presets of the ``paper-sets`` table: those whose DRLHQ figures the evaluation issues quote.
+PAPER_SET_PRESETS = ("clrp10", "clrp20", "clrp50", "clrp100")
+
+#: Instances of a ``paper-sets`` part its DRLHQ rows run on (default: the whole set): clrp100 on
+#: the first 200, as the x8 row of its synthetic table (CPU time).
+PAPER_SET_LIMITS: dict[str, int] = {"clrp100": 200}
 
 
 def paper_set_parts(models: dict[str, str | None] | None = None) -> list[TablePart]:
     """DRLHQ on the paper's own test sets (regenerated, see :mod:`.paper_sets`), part
     ``paper-<preset>``: multistart greedy, x8 and SGBS(4,4) x8 with both augmentations (RL4CO's
     dihedral one and the paper's 45-degree rotations, ``rot45``), next to the exact solver
-    (clrp10) and PyVRP at the short budget on the first 100 instances."""
+    (clrp10) and PyVRP at the short budget on the first 100 instances. The DRLHQ rows of
+    :data:`PAPER_SET_LIMITS` run on a subset; beyond 20 customers SGBS is left to the synthetic
+    tables (its first 100 instances there), the paper's targets here being x8."""
     parts = []
     for preset in PAPER_SET_PRESETS:
         part = preset
         model = (models or {}).get("drlhq") or default_model("drlhq", preset)
         short, _ = PYVRP_BUDGETS[preset]
+        limit = PAPER_SET_LIMITS.get(preset)
+        batch = 100 if _size(preset) <= 50 else 20
         rows = []
         if _size(preset) <= 10:
             rows.append(Row(Method("exact", seconds=EXACT_SECONDS, limit=SUBSET), part,
@@ -308,16 +317,20 @@ def paper_set_parts(models: dict[str, str | None] | None = None) -> list[TablePa
         rows.append(Row(Method("pyvrp", seconds=short, limit=SUBSET), part, family="PyVRP short"))
         if model:
             rows += [
-                Row(Method("policy", model, "multistart_greedy"), part, "drlhq",
-                    family="DRLHQ ms-greedy"),
-                Row(Method("policy", model, X8), part, "drlhq", family="DRLHQ x8"),
-                Row(Method("policy", model, "multistart_greedy+rot8"), part, "drlhq",
+                Row(Method("policy", model, "multistart_greedy", limit=limit, batch_size=batch),
+                    part, "drlhq", family="DRLHQ ms-greedy"),
+                Row(Method("policy", model, X8, limit=limit, batch_size=batch), part, "drlhq",
                     family="DRLHQ x8"),
-                Row(Method("policy", model, SGBS, batch_size=25), part, "drlhq",
-                    family="DRLHQ SGBS"),
-                Row(Method("policy", model, "sgbs:4x4+rot8", batch_size=25), part, "drlhq",
-                    family="DRLHQ SGBS"),
+                Row(Method("policy", model, "multistart_greedy+rot8", limit=limit,
+                           batch_size=batch), part, "drlhq", family="DRLHQ x8"),
             ]  # fmt: skip
+            if _size(preset) <= 20:
+                rows += [
+                    Row(Method("policy", model, SGBS, batch_size=25), part, "drlhq",
+                        family="DRLHQ SGBS"),
+                    Row(Method("policy", model, "sgbs:4x4+rot8", batch_size=25), part, "drlhq",
+                        family="DRLHQ SGBS"),
+                ]  # fmt: skip
         parts.append(TablePart("drlhq", preset, rows, {"drlhq": model} if model else {}))
     return parts
 

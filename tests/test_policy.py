@@ -265,7 +265,7 @@ def test_registry_maps_names_classes_and_shipped_models():
     for name, cls in POLICIES.items():
         assert policy_class(name) is cls and policy_class(cls.__name__) is cls
         assert policy_name(cls) == name and policy_name(build_policy(name, **TINY)) == name
-        assert all(m.startswith(f"{name}_clrp") for m in shipped_models(name))
+        assert all(m.startswith((f"{name}_clrp", f"{name}_mixed")) for m in shipped_models(name))
     assert sorted(sum((shipped_models(n) for n in POLICIES), [])) == shipped_models()
     assert policy_name(type("MyPolicy", (DRLHQPolicy,), {})) is None  # subclasses: not by name
     with pytest.raises(ValueError, match="policy: unknown 'gpt'; choose one of"):

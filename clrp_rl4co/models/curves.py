@@ -165,13 +165,21 @@ def read_source(path: str | Path) -> Series:
 
 
 def _plot(
-    lines: dict[str, tuple[list[float], list[float]]], xlabel: str, ylabel: str, png: Path
+    lines: dict[str, tuple[list[float], list[float]]],
+    xlabel: str,
+    ylabel: str,
+    png: Path,
+    hlines: dict[str, float] | None = None,
 ) -> None:
+    """Draw ``lines`` (label -> (xs, ys)) and, for each ``hlines`` entry (label -> y), a dashed
+    horizontal reference line (e.g. a paper's figure) into ``png``."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, (xs, ys) in lines.items():
         ax.plot(xs, ys, marker="o" if len(xs) < 50 else None, ms=3, lw=1.2, label=label)
+    for (label, y), style in zip((hlines or {}).items(), ("--", ":", "-.", (0, (5, 5)))):
+        ax.axhline(y, color="0.3", ls=style, lw=1.0, label=f"{label} {y:.4f}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
@@ -180,6 +188,21 @@ def _plot(
     png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png, dpi=120)
     plt.close(fig)
+
+
+def plot_curves(
+    lines: dict[str, tuple[list[float], list[float]]],
+    png: str | Path,
+    xlabel: str = "training instances",
+    ylabel: str = "validation objective (cost)",
+    hlines: dict[str, float] | None = None,
+) -> Path:
+    """A learning-curve PNG of ``lines`` (label -> (xs, ys)) with reference ``hlines``
+    (label -> y, dashed); returns ``png``."""
+    if not any(xs for xs, _ in lines.values()):
+        raise ValueError(f"lines: no points to plot into {png}")
+    _plot(lines, xlabel, ylabel, Path(png), hlines)
+    return Path(png)
 
 
 def plot_run(metrics_csv: str | Path, png: str | Path) -> bool:

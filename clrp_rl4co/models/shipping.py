@@ -92,17 +92,39 @@ def ship_run(
     ckpt = Path(checkpoint) if checkpoint else run.best_checkpoint()
     if ckpt is None or not ckpt.is_file():
         raise FileNotFoundError(f"checkpoint: none at {checkpoint or run.checkpoints}")
-    if not name or Path(name).name != name or name.endswith((".pt", ".json")):
-        raise ValueError(f"name: {name!r} must be a bare file stem such as drlhq_clrp50_mine")
-    stem = Path(dest) / name
-    if not force and (stem.with_suffix(".pt").exists() or stem.with_suffix(".json").exists()):
-        raise FileExistsError(f"name: {stem}.pt/.json exists (pass force=True / --force)")
+    _check_name(name, dest, force)
     extra = run_provenance(run, ckpt)
     if hardware:
         extra["hardware"] = hardware
     if note:
         extra["note"] = note
-    weights, meta = load_policy(ckpt).save_pretrained(stem, extra=extra)
+    return ship_policy(ckpt, name, extra, dest, force)
+
+
+def _check_name(name: str, dest: str | Path, force: bool) -> Path:
+    """``<dest>/<name>`` after checking that ``name`` is a bare stem and, unless ``force``, that
+    no model of that name exists."""
+    if not name or Path(name).name != name or name.endswith((".pt", ".json")):
+        raise ValueError(f"name: {name!r} must be a bare file stem such as drlhq_clrp50_mine")
+    stem = Path(dest) / name
+    if not force and (stem.with_suffix(".pt").exists() or stem.with_suffix(".json").exists()):
+        raise FileExistsError(f"name: {stem}.pt/.json exists (pass force=True / --force)")
+    return stem
+
+
+def ship_policy(
+    source: str | Path,
+    name: str,
+    provenance: dict[str, Any],
+    dest: str | Path = PRETRAINED_DIR,
+    force: bool = False,
+) -> Path:
+    """Ship the policy saved at ``source`` (a Lightning ``.ckpt``, or a saved ``.pt`` + ``.json``
+    such as a training campaign's weights) as ``<dest>/<name>.pt`` + ``.json``, the JSON holding
+    ``provenance`` next to the class and config. Refused over :data:`MAX_SHIPPED_MB`, or when
+    the name exists and not ``force``. Returns the ``.pt``."""
+    stem = _check_name(name, dest, force)
+    weights, meta = load_policy(source).save_pretrained(stem, extra=provenance)
     size = weights.stat().st_size / 2**20
     if size > MAX_SHIPPED_MB:
         weights.unlink()
