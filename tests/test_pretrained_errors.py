@@ -64,3 +64,14 @@ def test_corrupt_lightning_checkpoint_names_the_file(tmp_path):
     _raises(load_policy, ckpt, "truncated or not a PyTorch checkpoint")
     torch.save([1, 2, 3], ckpt)
     _raises(load_policy, ckpt, "not a Lightning checkpoint")
+
+
+def test_a_stem_path_with_a_folder_is_that_file_not_the_shipped_model(tmp_path):
+    # a user's model saved under a shipped model's name, loaded by its stem path
+    torch.manual_seed(0)
+    DRLHQPolicy(**TINY).save_pretrained(tmp_path / "drlhq_clrp20")
+    size = sum(p.numel() for p in DRLHQPolicy(**TINY).parameters())
+    mine = load_policy(tmp_path / "drlhq_clrp20")
+    assert sum(p.numel() for p in mine.parameters()) == size
+    shipped = load_policy("drlhq_clrp20")  # a bare name: the shipped model (128-d)
+    assert sum(p.numel() for p in shipped.parameters()) > 10 * size

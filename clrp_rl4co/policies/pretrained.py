@@ -29,10 +29,17 @@ def policy_config(policy: torch.nn.Module) -> dict:
 
 
 def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
-    """``(weights.pt, config.json)`` for a shipped name, a stem path, or either file's path."""
+    """``(weights.pt, config.json)`` for a shipped name, a stem path, or either file's path.
+
+    A bare name (no folder) is looked up among the shipped models first, then in the current
+    folder; a path with a folder (``runs/x/drlhq_clrp50``) means that file only, never the
+    shipped model of the same name.
+    """
     path = Path(name_or_path)
     candidates = [path] if path.suffix in (".pt", ".json") or path.exists() else []
-    candidates += [PRETRAINED_DIR / f"{path.name}.pt", path.with_suffix(".pt")]
+    if path.parent == Path("."):
+        candidates.append(PRETRAINED_DIR / f"{path.name}.pt")
+    candidates.append(path.with_suffix(".pt"))
     for candidate in candidates:
         if candidate.is_dir():
             candidate = candidate / "policy.pt"

@@ -1,0 +1,144 @@
+"""The env's RL4CO-facing methods on hand-made instances: the stored mask, replaying actions,
+rewards of unfinished states, multistart start nodes, action padding and the renderer's hook.
+
+Expectations are written from the methods' contracts (RL4CO's ``RL4COEnvBase`` API and the
+class docstring), not read from the implementation.
+"""
+
+import numpy as np
+import pytest
+import torch
+from rollout import random_rollout
+from tensordict import TensorDict
+
+from clrp_rl4co import CLRPEnv, CLRPInstance
+from clrp_rl4co.data import instances_to_tensordict
+from clrp_rl4co.envs.clrp import env as env_module
+from clrp_rl4co.envs.clrp.validity import PADDING_ACTION
+
+# depots 0, 1; customers 2, 3, 4 (demands 4, 5, 6); vehicle capacity 10, fixed cost 1
+SMALL = CLRPInstance(
+    depot_locs=np.array([[0.0, 0.0], [1.0, 0.0]]),
+    customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 0.5]]),
+    depot_capacity=np.array([9.0, 20.0]),
+    opening_cost=np.array([3.0, 7.0]),
+    demand=np.array([4.0, 5.0, 6.0]),
+    vehicle_capacity=10.0,
+    vehicle_fixed_cost=1.0,
+)
+# depot 1 serves 2 and 3 (load 9) then 4 (load 6): opening 7, two vehicles, routes
+# 1-2-3-1 (sqrt 2 + 1 + 1) and 1-4-1 (2 * sqrt 0.5)
+SOLUTION = [1, 2, 3, 1, 1, 4, 1]
+COST = 7 + 2 * 1 + (np.sqrt(2) + 2) + 2 * np.sqrt(0.5)
+
+
+def small(batch: int = 1) -> TensorDict:
+    return instances_to_tensordict([SMALL] * batch, normalize_locs=False)
+
+
+def test_get_action_mask_recomputes_the_mask_the_env_stored():
+    env = CLRPEnv()
+    td = env.reset(small(2))
+    states = [td]
+    for action in SOLUTION:
+        td = td.clone()
+        td.set("action", torch.tensor([action, action]))
+        td = env.step(td)["next"]
+        states.append(td)
+    for state in states:
+        assert torch.equal(CLRPEnv.get_action_mask(state), state["action_mask"])
+    # the reset state of this instance: only depots (location step); after the final return,
+    # one-hot on the padding action
+    assert CLRPEnv.get_action_mask(states[0])[0].tolist() == [True, True, False, False, False]
+    finished = CLRPEnv.get_action_mask(states[-1])[0]
+    assert finished.sum() == 1 and finished[PADDING_ACTION]
+
+
+def test_rollout_actions_replays_a_solution_from_the_instances():
+    env = CLRPEnv(check_actions=False)
+    final = env.rollout_actions(small(2), torch.tensor([SOLUTION + [0, 0], SOLUTION + [1, 1]]))
+    assert final["done"].all()
+    np.testing.assert_allclose(CLRPEnv.cost_parts(final)["total"].numpy(), [COST, COST])
+    assert env.check_actions is False  # restored after the replay
+    # (padding may be any action: a finished instance ignores it) actions of any integer
+    # dtype, as a flat sequence for one instance
+    one = env.rollout_actions(small(1), torch.tensor(SOLUTION, dtype=torch.int32))
+    assert CLRPEnv.cost_parts(one)["total"].item() == pytest.approx(COST)
+
+
+def test_rollout_actions_rejects_infeasible_and_unfinished_sequences():
+    env = CLRPEnv(check_actions=False)
+    # customer 4 (demand 6) after 2 and 3 (load 9 of 10): masked, whatever check_actions says
+    with pytest.raises(ValueError, match="^action 4 is infeasible for batch index 1 "):
+        env.rollout_actions(small(2), torch.tensor([SOLUTION, [1, 2, 3, 4, 1, 1, 1]]))
+    assert env.check_actions is False  # restored after the error too
+    with pytest.raises(ValueError, match="^instance 1: actions end before the solution is fin"):
+        env.rollout_actions(small(2), torch.tensor([SOLUTION, [1, 2, 1, 1, 3, 1, 1]]))
+
+
+def test_reward_of_a_reset_state_replays_the_actions():
+    env = CLRPEnv()
+    reward = env.get_reward(env.reset(small(2)), torch.tensor([SOLUTION, SOLUTION]))
+    assert reward.dtype == torch.float32
+    np.testing.assert_allclose(reward.numpy(), [-COST, -COST], rtol=1e-6)
+    with pytest.raises(ValueError, match="not finished and no actions"):
+        env.get_reward(env.reset(small(1)), None)
+
+
+def test_start_nodes_are_start_major_and_wrap_over_the_customers():
+    env = CLRPEnv()
+    td = env.reset(small(2))
+    assert env.get_num_starts(td) == 3  # one per customer
+    # row s * B + b holds customer s mod N, as a node index (after the 2 depots)
+    starts = env.select_start_nodes(td, 5)
+    assert starts.tolist() == [2, 2, 3, 3, 4, 4, 2, 2, 3, 3]
+
+
+def test_replace_selected_actions_pads_with_the_no_op():
+    env = CLRPEnv()
+    current = torch.tensor([[1, 2, 1], [0, 3, 0]])
+    new = torch.tensor([[0, 4], [1, 2]])
+    selected = torch.tensor([True, False])
+    out = env.replace_selected_actions(current, new, selected)
+    assert out.tolist() == [[0, 4, PADDING_ACTION], [0, 3, 0]]
+    # the longer one may be the new one
+    out = env.replace_selected_actions(new, current, torch.tensor([False, True]))
+    assert out.tolist() == [[0, 4, PADDING_ACTION], [0, 3, 0]]
+
+
+def test_replace_builds_a_new_tensordict_with_or_without_the_unchecked_constructor(monkeypatch):
+    td = TensorDict({"a": torch.zeros(3, 2), "b": torch.ones(3)}, batch_size=[3])
+
+    class Checked:  # a TensorDict constructor without the unchecked one (older tensordict)
+        def __new__(cls, fields, batch_size, device):
+            return TensorDict(fields, batch_size=batch_size, device=device)
+
+    for unchecked in (True, False):
+        if not unchecked:
+            monkeypatch.setattr(env_module, "TensorDict", Checked)
+        out = env_module._replace(td, {"b": torch.full((3,), 5.0)})
+        assert out is not td and out.batch_size == td.batch_size and out.device == td.device
+        assert torch.equal(out["b"], torch.full((3,), 5.0)) and out["a"] is td["a"]
+        assert torch.equal(td["b"], torch.ones(3))  # the input is left as it was
+
+
+def test_render_titles_the_replayed_cost(tmp_path):
+    import matplotlib.pyplot as plt  # the Agg backend: MPLBACKEND in conftest.py
+
+    env = CLRPEnv()
+    td = env.reset(small(2))
+    ax = env.render(td, torch.tensor([SOLUTION, SOLUTION]))
+    assert f"{COST:.2f}" in ax.get_title() or f"{COST:.3f}" in ax.get_title()
+    plt.close(ax.figure)
+    fig, given = plt.subplots()
+    assert env.render(td, None, ax=given) is given  # draws into the axes it is given
+    plt.close(fig)
+
+
+def test_random_rollouts_of_a_generated_batch_reach_done():
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    td = env.reset(batch_size=[4])
+    actions, final = random_rollout(env, td, seed=1)
+    assert final["done"].all()
+    replayed = env.rollout_actions(td, actions)
+    assert torch.equal(CLRPEnv.cost_parts(replayed)["total"], CLRPEnv.cost_parts(final)["total"])
