@@ -61,10 +61,14 @@ MODULES: dict[str, list[str]] = {
         "tests/test_env_penalty.py",
         "tests/test_env_start.py",
         "tests/test_bad_input.py",
+        "tests/test_env_api.py",
     ],
     "clrp_rl4co/envs/clrp/generator.py": [
         "tests/test_generator.py",
         "tests/test_generator_rule.py",
+        "tests/test_generator_mixed.py",
+        "tests/test_generator_io.py",
+        "tests/test_bad_input.py",
     ],
     "clrp_rl4co/data/instance.py": [
         "tests/test_data_prodhon.py",

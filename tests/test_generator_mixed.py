@@ -28,8 +28,10 @@ def _draws(count: int = 6, size: int = 300, **kwargs):
     return [generate_dataset(gen, size, seed=seed) for seed in range(count)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def draws():
+    # function scope (0.1 s): mutation testing maps a test to the code it runs, and a
+    # module-scoped fixture would run the generator in the first test only
     return _draws()
 
 
@@ -222,7 +224,27 @@ def test_spec_bounds_and_paper_presets_untouched():
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        (dict(mixed=dict(capacity_ratio=(0.5, 2.0))), r"mixed\.capacity_ratio: need finite 1"),
+        (
+            dict(mixed=dict(capacity_ratio=(0.5, 2.0))),
+            r"^mixed\.capacity_ratio: need finite 1\.0 <= low <= high, got \(0\.5, 2\.0\)$",
+        ),
+        (
+            dict(mixed=dict(opening_cost_spread=(0.0, 1.5))),
+            r"^mixed\.opening_cost_spread: need finite 0\.0 <= low <= high <= 1\.0, got",
+        ),
+        (dict(mixed=dict(cluster_std=(0.0, 0.1))), r"^mixed\.cluster_std: need finite 0\.0 < low"),
+        (dict(mixed=dict(opening_cost=(0.0, 1.0))), r"^mixed\.opening_cost: need finite 0\.0 <"),
+        (dict(mixed=dict(capacity_weight=(0.0, 1.0))), r"^mixed\.capacity_weight: need finite"),
+        (dict(mixed=dict(fixed_cost=(0.1, math.inf))), r"^mixed\.fixed_cost: need finite"),
+        (dict(mixed=dict(fixed_cost=(math.nan, 1.0))), r"^mixed\.fixed_cost: need finite"),
+        (dict(mixed=dict(fixed_cost=(2.0, 1.0))), r"^mixed\.fixed_cost: need finite"),
+        (dict(mixed=dict(num_depots=(5, 2))), r"^mixed\.num_depots: need integers 1 <= low"),
+        (dict(mixed=dict(num_depots=(0, 2))), r"^mixed\.num_depots: need integers 1 <= low"),
+        (dict(mixed=dict(num_clusters=(0, 2))), r"^mixed\.num_clusters: need integers 1 <="),
+        (
+            dict(mixed=dict(layouts={"uniform": 1.0, "cluster": -0.5})),
+            r"^mixed\.layouts: need finite non-negative weights",
+        ),
         (dict(mixed=dict(customers_per_route=(1.0, 3.0))), r"mixed\.customers_per_route"),
         (dict(mixed=dict(num_loc=(50, 20))), r"mixed\.num_loc: need integers 1 <= low"),
         (dict(mixed=dict(num_loc=(20.5, 30))), r"mixed\.num_loc"),
@@ -234,7 +256,19 @@ def test_spec_bounds_and_paper_presets_untouched():
         (dict(mixed=dict(fixed_cost=(0.0, 1.0))), r"mixed\.fixed_cost: need finite 0.0 < low"),
         (dict(mixed=dict(fixed_cost=3)), r"mixed\.fixed_cost: need a pair"),
         (dict(mixed=dict(foo=1)), r"mixed: unknown keys \['foo'\]"),
-        (dict(vehicle_capacity=100), r"vehicle_capacity: not used by preset='mixed' \(got 100\)"),
+        (
+            dict(vehicle_capacity=100),
+            r"^vehicle_capacity: not used by preset='mixed' \(got 100\); set its range in "
+            r"mixed=dict\(\.\.\.\) \(MixedRanges\)$",
+        ),
+        (dict(min_demand=5), r"^min_demand: not used by preset='mixed' \(got 5\)"),
+        (dict(max_demand=30), r"^max_demand: not used by preset='mixed'"),
+        (dict(vehicle_fixed_cost=2.0), r"^vehicle_fixed_cost: not used by preset='mixed'"),
+        (dict(min_depot_capacity=100), r"^min_depot_capacity: not used by preset='mixed'"),
+        (dict(max_depot_capacity=500), r"^max_depot_capacity: not used by preset='mixed'"),
+        (dict(min_opening_cost=1), r"^min_opening_cost: not used by preset='mixed'"),
+        (dict(max_opening_cost=10), r"^max_opening_cost: not used by preset='mixed'"),
+        (dict(depot_distribution="cluster"), r"^depot_distribution: not used by preset='mixed'"),
         (dict(tight_capacity=(1.1, 1.2)), r"tight_capacity: not used by preset='mixed'"),
         (dict(loc_distribution="cluster"), r"loc_distribution: not used by preset='mixed'"),
     ],
@@ -260,5 +294,187 @@ def test_impossible_capacities_raise_naming_the_range():
         num_depots=3,
         mixed=dict(capacity_ratio=(1.0, 1.0), capacity_weight=(1.0, 1.0), uncapacitated=0),
     )
-    with pytest.raises(ValueError, match=r"mixed\.capacity_ratio: 4 of 4 .*N=2, D=3"):
+    with pytest.raises(ValueError, match=r"mixed\.capacity_ratio: 4 of 4 .*N=2, D=3") as info:
         gen(4)
+    assert str(info.value).endswith("raise its low end or capacity_weight's, or use fewer depots")
+
+
+def test_valid_range_boundaries():
+    """Equal range ends, the smallest allowed values and probabilities 0 and 1 are valid."""
+    ranges = MixedRanges(
+        num_loc=(1, 1),
+        num_depots=(1, 1),
+        num_clusters=(1, 1),
+        demand_low=(1, 1),
+        demand_width=(0, 0),
+        customers_per_route=(2.0, 2.0),
+        opening_cost_spread=(0.0, 1.0),
+        capacity_ratio=(1.0, 1.0),
+        uncapacitated_factor=(1.0, 1.0),
+        zero_fixed_cost=1.0,
+        equal_opening_cost=0.0,
+        uncapacitated=1,
+        layouts={"cluster": 1.0, "mixed": 0.0},
+    )
+    assert ranges.num_depots == (1, 1) and ranges.customers_per_route == (2.0, 2.0)
+    assert ranges.layouts == {"uniform": 0.0, "cluster": 1.0, "mixed": 0.0}
+    td = generate_dataset(CLRPGenerator(preset="mixed", mixed=ranges), 4, seed=0)
+    assert td["locs"].shape == (4, 2, 2) and (td["vehicle_capacity"] == 2).all()
+
+
+def test_equal_but_not_identical_defaults_are_accepted():
+    gen = CLRPGenerator(preset="mixed", vehicle_capacity=70, min_demand=10.0, max_demand=19)
+    assert gen.mixed == MixedRanges()
+
+
+def _mixed(size, seed=0, **kwargs):
+    mixed = kwargs.pop("mixed", {})
+    return generate_dataset(CLRPGenerator(preset="mixed", mixed=mixed, **kwargs), size, seed)
+
+
+def _groups(points: torch.Tensor, eps: float = 0.02) -> list[int]:
+    """Group index of each point: points within ``eps`` of a group's first point join it."""
+    dist = torch.cdist(points, points)
+    group = [-1] * len(points)
+    count = 0
+    for i in range(len(points)):
+        if group[i] < 0:
+            for j in (dist[i] < eps).nonzero().flatten().tolist():
+                if group[j] < 0:
+                    group[j] = count
+            count += 1
+    return group
+
+
+def _same_group(points: torch.Tensor, eps: float = 0.02) -> torch.Tensor:
+    return torch.cdist(points, points) < eps
+
+
+def test_clusters_per_instance():
+    """k clusters per instance (k drawn per instance), customers spread over them
+    independently in every instance."""
+    tiny = dict(layouts={"cluster": 1.0}, cluster_std=(0.001, 0.001))
+    td = _mixed(40, num_loc=60, num_depots=3, mixed=dict(num_clusters=(4, 4), **tiny))
+    customers = td["locs"][:, 3:]
+    counts = [max(_groups(c)) + 1 for c in customers]
+    assert max(counts) <= 4 and sum(c == 4 for c in counts) >= 36  # two centres may touch
+    # the assignment of customers to clusters differs between instances
+    same = [_same_group(c) for c in customers]
+    assert sum(torch.equal(same[0], s) for s in same[1:]) <= 2
+    td = _mixed(40, num_loc=60, num_depots=3, mixed=dict(num_clusters=(1, 6), **tiny))
+    counts = [max(_groups(c)) + 1 for c in td["locs"][:, 3:]]
+    assert max(counts) <= 6 and len(set(counts)) >= 4
+
+
+def test_cluster_spread_is_the_drawn_std_with_independent_offsets():
+    one = dict(layouts={"cluster": 1.0}, num_clusters=(1, 1))
+    td = _mixed(32, num_loc=80, num_depots=3, mixed=dict(cluster_std=(0.02, 0.02), **one))
+    customers = td["locs"][:, 3:].double()
+    std = customers.std(1).mean().item()  # per instance and axis, averaged
+    assert 0.018 < std < 0.022
+    # offsets from the centre drawn anew for every instance
+    centred = customers - customers.mean(1, keepdim=True)
+    assert (centred[0] - centred[1]).abs().max() > 0.01
+
+
+def test_points_outside_the_square_are_redrawn_one_by_one():
+    """A wide cluster puts many points outside: each is redrawn on its own (no two customers
+    end up on the same spot); a very wide one is close to uniform over the square."""
+    one = dict(layouts={"cluster": 1.0}, num_clusters=(1, 1))
+    td = _mixed(32, num_loc=60, num_depots=3, mixed=dict(cluster_std=(0.3, 0.3), **one))
+    customers = td["locs"][:, 3:]
+    assert customers.min() > 0 and customers.max() < 1
+    dist = torch.cdist(customers, customers) + torch.eye(60) * 10
+    assert dist.min() > 1e-6
+    td = _mixed(16, num_loc=50, num_depots=3, mixed=dict(cluster_std=(5.0, 5.0), **one))
+    customers = td["locs"][:, 3:]
+    assert customers.min() > 0 and customers.max() < 1
+    assert abs(customers.mean().item() - 0.5) < 0.03
+    assert abs(customers.std().item() - 0.2887) < 0.02  # uniform: 1 / sqrt(12)
+    assert abs((customers < 0.5).float().mean().item() - 0.5) < 0.04
+
+
+def test_layouts_are_drawn_per_instance_and_per_customer():
+    td = _mixed(8, num_loc=50, num_depots=3, mixed=dict(layouts={"uniform": 1.0}))
+    customers = td["locs"][:, 3:]
+    assert (customers[0] - customers[1]).abs().max() > 0.1
+    assert abs(customers.mean().item() - 0.5) < 0.03
+    # "mixed": each customer clustered with probability 1/2, drawn per instance
+    mixed = dict(layouts={"mixed": 1.0}, num_clusters=(2, 2), cluster_std=(0.001, 0.001))
+    td = _mixed(20, num_loc=100, num_depots=3, mixed=mixed)
+    near = [(_same_group(c, 0.01).sum(-1) > 1) for c in td["locs"][:, 3:]]  # in a cluster
+    fraction = torch.stack(near).float().mean().item()
+    assert 0.42 < fraction < 0.6  # 1/2, plus a few uniform customers that happen to be close
+    assert sum(int((near[0] != m).sum()) > 20 for m in near[1:]) >= 17
+    # the layout itself is drawn per instance: uniform ones and clustered ones in one batch
+    td = _mixed(40, num_loc=60, num_depots=3, mixed=dict(layouts={"uniform": 1.0, "cluster": 1.0},
+                                                         cluster_std=(0.001, 0.001)))  # fmt: skip
+    clustered = [bool((_same_group(c, 0.01).sum(-1) > 1).float().mean() > 0.9)
+                 for c in td["locs"][:, 3:]]  # fmt: skip
+    assert 10 <= sum(clustered) <= 30
+
+
+def test_demands_are_drawn_per_instance_over_the_whole_width():
+    td = _mixed(20, num_loc=100, num_depots=5, mixed=dict(demand_low=(10, 10), demand_width=(5, 5)))
+    for demand in td["demand"]:
+        assert set(demand.tolist()) == set(range(10, 16))
+    assert not torch.equal(td["demand"][0], td["demand"][1])
+    td = _mixed(200, num_loc=30, num_depots=5, mixed=dict(demand_low=(5, 8), demand_width=(0, 3)))
+    low, high = td["demand"].amin(-1), td["demand"].amax(-1)
+    assert set(low.tolist()) == {5.0, 6.0, 7.0, 8.0}
+    assert set((high - low).tolist()) == {0.0, 1.0, 2.0, 3.0}
+
+
+def test_probabilities_hold_within_one_batch():
+    """Zero fixed cost, equal opening costs and uncapacitated depots are drawn per instance:
+    one batch has about the given fraction of each."""
+    td = _mixed(600, num_loc=20, num_depots=4)
+    zero = (td["vehicle_fixed_cost"] == 0).float().mean().item()
+    assert abs(zero - R.zero_fixed_cost) < 0.05
+    opening = td["opening_cost"]
+    equal = (opening.amax(-1) == opening.amin(-1)).float().mean().item()
+    assert abs(equal - R.equal_opening_cost) < 0.05
+    cap = td["depot_capacity"]
+    uncapacitated = ((cap.amax(-1) - cap.amin(-1)) <= 1e-6 * cap.amax(-1)).float().mean()
+    assert abs(uncapacitated.item() - R.uncapacitated) < 0.06
+
+
+def test_all_or_nothing_probabilities():
+    mixed = dict(zero_fixed_cost=1.0, uncapacitated=1.0, uncapacitated_factor=(2.0, 2.5))
+    td = _mixed(64, num_loc=30, num_depots=4, mixed=mixed)
+    assert (td["vehicle_fixed_cost"] == 0).all()
+    cap, total = td["depot_capacity"], td["demand"].sum(-1, keepdim=True)
+    kappa = cap / total  # every depot alone serves everyone: Q_i = kappa T
+    assert torch.allclose(kappa, kappa[:, :1].expand_as(kappa))
+    assert kappa.min() >= 2.0 - 1e-5 and kappa.max() <= 2.5 + 1e-5
+    assert kappa.min() < 2.1 and kappa.max() > 2.4
+    mixed = dict(zero_fixed_cost=0.0, uncapacitated=0.0, capacity_ratio=(3.0, 3.0))
+    td = _mixed(64, num_loc=30, num_depots=4, mixed=mixed)
+    assert (td["vehicle_fixed_cost"] > 0).all()
+    ratio = td["depot_capacity"].sum(-1) / td["demand"].sum(-1)
+    assert torch.allclose(ratio, torch.full_like(ratio, 3.0))
+
+
+def test_opening_costs_spread_per_depot_and_instance():
+    td = _mixed(50, num_loc=30, num_depots=5,
+                mixed=dict(equal_opening_cost=0.0, opening_cost_spread=(0.5, 0.5)))  # fmt: skip
+    opening = td["opening_cost"]
+    # O_i = o (1 + 0.5 u_i), u_i uniform in [-1, 1]: ratios up to 3, drawn per instance
+    assert (opening.amax(-1) / opening.amin(-1)).max() <= 3 + 1e-4
+    assert (opening.amax(-1) / opening.amin(-1)).max() > 2
+    assert len(set(opening.argmin(-1).tolist())) == 5
+    assert len(set(opening.argmax(-1).tolist())) == 5
+
+
+def test_a_shifted_square_scales_by_its_side():
+    """L = max_loc - min_loc is the distance unit, min_loc the square's corner."""
+    gen = CLRPGenerator(preset="mixed", min_loc=2.0, max_loc=5.0, num_loc=50)
+    assert gen.vehicle_fixed_cost == pytest.approx(R.fixed_cost[1] * 3)
+    td = generate_dataset(gen, 200, seed=0)
+    locs = td["locs"]
+    assert locs.min() >= 2 and locs.max() <= 5 and locs.min() < 2.1 and locs.max() > 4.9
+    fixed = td["vehicle_fixed_cost"]
+    assert fixed.max() <= R.fixed_cost[1] * 3 and fixed.max() > R.fixed_cost[1] * 3 * 0.7
+    assert fixed[fixed > 0].min() >= R.fixed_cost[0] * 3
+    opening = td["opening_cost"]
+    assert opening.max() <= R.opening_cost[1] * 3 * 1.5 and opening.max() > R.opening_cost[1]

@@ -7,7 +7,7 @@ import torch
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import PRESETS, CLRPGenerator, generate_dataset
-from clrp_rl4co.envs.clrp.generator import ffd_feasible, size_rule
+from clrp_rl4co.envs.clrp.generator import _RuleDefault, ffd_feasible, size_rule
 
 #: The DRLHQ paper's table, written out (customers, depots, capacity range, opening-cost range).
 PAPER_TABLE = {
@@ -214,3 +214,25 @@ def test_env_with_num_loc_resets_and_a_random_rollout_finishes():
     assert td["done"].all()
     reward = env.get_reward(td, None)
     assert reward.shape == (64,) and all(math.isfinite(r) for r in reward.tolist())
+
+
+def test_a_subclass_declaring_the_rule_attributes_again_behaves_the_same():
+    """The size-derived attributes are descriptors: declared in a subclass (here, at test
+    time), they still follow the rule, keep explicit values, and let preset "mixed" see an
+    explicit ``num_depots``."""
+
+    class Generator(CLRPGenerator):
+        num_depots = _RuleDefault("num_depots", None, int)
+        min_depot_capacity = _RuleDefault("depot_capacity", 0)
+        max_opening_cost = _RuleDefault("opening_cost", 1)
+
+    gen = Generator(num_loc=50)
+    assert (gen.num_depots, gen.min_depot_capacity, gen.max_opening_cost) == (10, 130.0, 5.0)
+    assert isinstance(gen.num_depots, int) and isinstance(gen.min_depot_capacity, float)
+    gen.num_loc = 400
+    assert (gen.num_depots, gen.min_depot_capacity, gen.max_opening_cost) == (30, 500.0, 15.0)
+    gen.num_loc, gen.num_depots = 50, "7"
+    assert gen.num_depots == 7 and gen(2)["depot_capacity"].shape == (2, 7)
+    assert isinstance(Generator.__dict__["num_depots"], _RuleDefault)
+    mixed = Generator(preset="mixed", num_loc=100, num_depots=4)  # the range would be 5-20
+    assert mixed(3)["depot_capacity"].shape == (3, 4)

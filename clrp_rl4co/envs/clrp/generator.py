@@ -345,6 +345,7 @@ class CLRPGenerator(Generator):
         checks = [
             ("num_loc", self.num_loc, self.num_loc >= 1),
             ("num_depots", self.num_depots, self.num_depots >= 1),
+            ("min_loc", self.min_loc, True),
             ("max_loc", self.max_loc, self.max_loc > self.min_loc),
             ("min_demand", self.min_demand, self.min_demand >= 1),
             ("max_demand", self.max_demand, self.max_demand >= self.min_demand),
