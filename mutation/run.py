@@ -160,7 +160,7 @@ def prepare(module: str, work: Path) -> None:
         "    addopts=",
         "use_git_change_detection = false",
         "on_dependency_change = ignore",
-        "timeout_multiplier = 3",
+        "timeout_multiplier = 10",
     ]
     if ALSO_COPY.get(module):
         config += ["also_copy =", *(f"    {p}" for p in ALSO_COPY[module])]

@@ -45,12 +45,22 @@ def test_get_action_mask_recomputes_the_mask_the_env_stored():
         td.set("action", torch.tensor([action, action]))
         td = env.step(td)["next"]
         states.append(td)
+    # and the state of a multistart start: customer 4 (demand 6) first, from a depot that can
+    # hold it, here depot 1 only (depot 0 holds 5)
+    tight = CLRPInstance(**{**vars(SMALL), "depot_capacity": np.array([5.0, 20.0])})
+    start = env.reset(instances_to_tensordict([tight] * 2, normalize_locs=False))
+    assert start["action_mask"][0].tolist() == [True, True, False, False, False]
+    start.set("action", env.select_start_nodes(start, 3)[-2:])
+    start = env.step(start)["next"]
+    finished_state = states[-1]
+    states += [start]
     for state in states:
         assert torch.equal(CLRPEnv.get_action_mask(state), state["action_mask"])
+    assert start["action_mask"][0].tolist() == [False, True, False, False, False]
     # the reset state of this instance: only depots (location step); after the final return,
     # one-hot on the padding action
     assert CLRPEnv.get_action_mask(states[0])[0].tolist() == [True, True, False, False, False]
-    finished = CLRPEnv.get_action_mask(states[-1])[0]
+    finished = CLRPEnv.get_action_mask(finished_state)[0]
     assert finished.sum() == 1 and finished[PADDING_ACTION]
 
 
@@ -81,8 +91,13 @@ def test_reward_of_a_reset_state_replays_the_actions():
     reward = env.get_reward(env.reset(small(2)), torch.tensor([SOLUTION, SOLUTION]))
     assert reward.dtype == torch.float32
     np.testing.assert_allclose(reward.numpy(), [-COST, -COST], rtol=1e-6)
-    with pytest.raises(ValueError, match="not finished and no actions"):
+    with pytest.raises(
+        ValueError, match="^get_reward: state is not finished and no actions were given$"
+    ):
         env.get_reward(env.reset(small(1)), None)
+    # a finished state needs no actions
+    final = env.rollout_actions(small(1), torch.tensor([SOLUTION]))
+    assert env.get_reward(final, None).item() == pytest.approx(-COST)
 
 
 def test_start_nodes_are_start_major_and_wrap_over_the_customers():
@@ -142,3 +157,14 @@ def test_random_rollouts_of_a_generated_batch_reach_done():
     assert final["done"].all()
     replayed = env.rollout_actions(td, actions)
     assert torch.equal(CLRPEnv.cost_parts(replayed)["total"], CLRPEnv.cost_parts(final)["total"])
+
+
+def test_load_data_reads_a_saved_dataset(tmp_path):
+    from clrp_rl4co.envs.clrp import save_dataset
+
+    td = small(2)
+    save_dataset(td, tmp_path / "small.npz", seed=3)
+    loaded = CLRPEnv.load_data(tmp_path / "small.npz")
+    assert loaded.batch_size == td.batch_size
+    for key in td.keys():
+        assert torch.equal(loaded[key], td[key]), key

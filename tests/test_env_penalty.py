@@ -76,3 +76,18 @@ def test_a_feasible_solution_pays_no_penalty():
     final = env.rollout_actions(td, actions)
     assert final["done"].all() and not final["infeasible"].any()
     assert env.cost_parts(final)["penalty"].item() == 0
+
+
+def test_penalty_counts_each_instances_own_unserved_customers():
+    # a batch: the dead end (two unserved), the same dead end rounded, and a feasible solution
+    env = CLRPEnv()
+    td = instances_to_tensordict(
+        [_instance(False), _instance(True), _instance(True)], normalize_locs=False
+    )
+    feasible = [0, 6, 0, 1, 7, 1, 2, 3, 4, 5, 2]
+    actions = torch.tensor([ACTIONS + [0, 0], ACTIONS + [0, 0], feasible])
+    final = env.rollout_actions(td, actions)
+    assert final["infeasible"].reshape(-1).tolist() == [True, True, False]  # guard
+    per_customer = [F + max(OPENING) + 2 * math.hypot(0.5, 0.3), F + max(OPENING) + 2 * 59.0]
+    penalty = env.cost_parts(final)["penalty"].tolist()
+    assert penalty == pytest.approx([2 * per_customer[0], 2 * per_customer[1], 0.0], rel=1e-12)
