@@ -27,3 +27,13 @@ def benchmarks_root() -> Path:
     if not (root / "prins").is_dir():
         pytest.fail(f"CLRP_BENCHMARKS_DIR={value} has no prins/ folder")
     return root
+
+
+@pytest.fixture(autouse=True)
+def _restore_float32_matmul_precision():
+    """RL4COTrainer sets torch's float32 matmul precision to "medium" for the whole process;
+    tests that compare decodings exactly (SGBS, batch independence) must not see that from an
+    earlier training test, so every test starts at the process's setting."""
+    precision = torch.get_float32_matmul_precision()
+    yield
+    torch.set_float32_matmul_precision(precision)

@@ -71,9 +71,7 @@ def setup(tmp_path, monkeypatch):
             shutil.copy(PRETRAINED_DIR / f"drlhq_{preset}{suffix}", pretrained)
     monkeypatch.setattr(campaign, "END_MARGIN_S", 1.0)
     monkeypatch.setattr(campaign, "STOP_MARGIN_S", 0.2)
-    matmul = torch.get_float32_matmul_precision()
-    yield tmp_path, pretrained, tmp_path / "state"
-    torch.set_float32_matmul_precision(matmul)
+    return tmp_path, pretrained, tmp_path / "state"  # matmul precision: restored by conftest
 
 
 def _options(tmp_path, pretrained, state, name, presets, seconds, **kw) -> RunOptions:
