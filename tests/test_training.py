@@ -157,6 +157,17 @@ def test_precision_one_rule(monkeypatch):
     assert training.training_precision("gpu") == "16-mixed"
 
 
+def test_cpu_training_keeps_true_fp32_matmuls(in_tmp, monkeypatch):
+    # RL4COTrainer's default "medium" would let oneDNN run fp32 matmuls in bf16 on CPUs with
+    # AMX / AVX512-BF16: CPU runs ask for "highest", GPU runs keep RL4CO's TF32 default
+    assert training.training_matmul_precision("cpu") == "highest"
+    assert training.training_matmul_precision("cpu", "medium") == "medium"  # a given one wins
+    assert training.training_matmul_precision("gpu") is None
+    torch.set_float32_matmul_precision("medium")  # as an earlier trainer in the process leaves it
+    run_py(monkeypatch, "experiment=tiny", "trainer.max_epochs=1", "trainer.max_steps=1")
+    assert torch.get_float32_matmul_precision() == "highest"
+
+
 # --- the config tree --------------------------------------------------------------------------
 
 

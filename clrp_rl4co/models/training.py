@@ -71,6 +71,16 @@ def training_precision(accelerator: str = "auto", precision: str | int | None = 
     return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
 
 
+def training_matmul_precision(accelerator: str = "auto", given: str | None = None) -> str | None:
+    """torch's float32 matmul precision for a run: ``given`` if set; ``"highest"`` on CPU (true
+    fp32: RL4COTrainer's default ``"medium"`` lets oneDNN compute fp32 matmuls in bf16 on CPUs
+    with AMX / AVX512-BF16); None on a GPU (RL4COTrainer's ``"medium"``, TF32 matmuls)."""
+    if given is not None:
+        return given
+    gpu = accelerator in _GPU_ACCELERATORS or (accelerator == "auto" and torch.cuda.is_available())
+    return None if gpu else "highest"
+
+
 @dataclass
 class TrainResult:
     """What :func:`train` leaves: the run folder, the final scalar metrics, the checkpoint it
@@ -191,6 +201,11 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
     trainer_cfg["precision"] = training_precision(
         str(trainer_cfg.get("accelerator", "auto")), trainer_cfg.get("precision")
     )
+    matmul = training_matmul_precision(
+        str(trainer_cfg.get("accelerator", "auto")), trainer_cfg.get("matmul_precision")
+    )
+    if matmul is not None:
+        trainer_cfg["matmul_precision"] = matmul
     trainer = instantiate(
         trainer_cfg, callbacks=callbacks, logger=loggers or False, _convert_="all"
     )

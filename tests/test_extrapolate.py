@@ -1,0 +1,76 @@
+"""experiments.extrapolate: the learning-curve fits and the instances a target still needs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from experiments import extrapolate as ex
+
+
+def synthetic(a=8.6, b=0.2, c=0.35, noise=0.0, seed=0):
+    n = np.geomspace(3e4, 1.5e6, 40)
+    v = a + b * (n / 1e6) ** -c
+    return n, v + np.random.default_rng(seed).normal(0.0, noise, len(n))
+
+
+def test_fit_recovers_known_power_law():
+    n, v = synthetic()
+    fit = ex.fit_power_law(n, v)
+    assert fit.a == pytest.approx(8.6, abs=1e-3)
+    assert fit.b == pytest.approx(0.2, rel=1e-2)
+    assert fit.c == pytest.approx(0.35, rel=1e-2)
+    assert fit.rms < 1e-4
+
+
+def test_fit_with_noise_stays_close():
+    n, v = synthetic(noise=0.005, seed=3)
+    fit = ex.fit_power_law(n, v)
+    assert fit.a == pytest.approx(8.6, abs=0.05)
+    assert 0.002 < fit.rms < 0.008
+
+
+def test_instances_for_hand_made_case():
+    fit = ex.PowerLaw(a=1.0, b=2.0, c=0.5, rms=0.0)  # v = 1 + 2 / sqrt(n / 1e6)
+    assert fit.instances_for(2.0) == pytest.approx(4e6)  # 2 / sqrt(4) = 1
+    assert fit.instances_for(3.0) == pytest.approx(1e6)
+    assert float(fit(4e6)) == pytest.approx(2.0)
+    assert ex.still_needed(fit.instances_for(2.0), 1e6) == pytest.approx(3e6)
+    assert ex.still_needed(fit.instances_for(5.0), 1e6) == 0.0  # already below at 1e6
+
+
+def test_not_reached_where_the_asymptote_is_above_the_target():
+    fit = ex.PowerLaw(a=1.0, b=2.0, c=0.5, rms=0.0)
+    assert math.isinf(fit.instances_for(1.0))
+    assert math.isinf(fit.instances_for(0.5))
+    assert math.isinf(ex.still_needed(fit.instances_for(0.5), 1e6))
+    assert ex._fmt_n(math.inf) == "not reached"
+    # a rising curve fits flat (b = 0): never reaches anything below it
+    n = np.geomspace(1e4, 1e6, 10)
+    flat = ex.fit_power_law(n, 5.0 + 0.01 * np.log(n))
+    assert flat.b == 0.0 and math.isinf(flat.instances_for(4.9))
+
+
+def test_log_linear_tail_and_quantiles():
+    n = np.geomspace(1e4, 1e6, 20)
+    fit = ex.fit_log_linear(n, 10.0 - 0.5 * np.log(n / 1e6))
+    assert (fit.alpha, fit.beta) == (pytest.approx(10.0), pytest.approx(-0.5))
+    assert fit.instances_for(9.5) == pytest.approx(math.e * 1e6)
+    assert math.isinf(ex.fit_log_linear(n, 1.0 + 0.1 * np.log(n)).instances_for(0.0))
+    q10, q50, q90 = ex.quantiles(np.array([1.0, 2.0, 3.0, math.inf, math.inf]))
+    assert q10 == 1.0 and math.isinf(q90)
+
+
+def test_shipped_curve_matches_its_provenance():
+    curve = ex.load_curve("clrp10")
+    assert curve.batch == 512 and curve.shipped_instances == 2460 * 512
+    assert curve.shipped_val == pytest.approx(8.7588, abs=1e-4)
+    assert curve.total_steps == 2783
+    assert curve.per_minute == pytest.approx(2783 * 512 / 10.8)
+
+
+def test_paper_set_x8_reads_the_published_table():
+    x8, source = ex.paper_set_x8("clrp10")
+    assert x8 == ex.PAPER_SET_X8["clrp10"] and source == "results/paper-sets/paper-clrp10.csv"
