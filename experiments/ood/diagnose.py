@@ -157,19 +157,21 @@ def summarise(family: dict, pol: list[dict], ref: list[dict], identical) -> dict
     }
 
 
+def write_csv(path: Path, rows: list[dict]) -> None:
+    """``rows`` (dicts with the same keys, the first row's order) as a CSV file."""
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def write_outputs(
     rows: list[dict], per_instance: list[dict], command: str, stem: str = "diagnosis"
 ) -> None:
     """``results/ood/<stem>_table.{md,csv}`` and ``<stem>_per_instance.csv``."""
     OUT.mkdir(parents=True, exist_ok=True)
-    with (OUT / f"{stem}_table.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    with (OUT / f"{stem}_per_instance.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(per_instance[0]))
-        writer.writeheader()
-        writer.writerows(per_instance)
+    write_csv(OUT / f"{stem}_table.csv", rows)
+    write_csv(OUT / f"{stem}_per_instance.csv", per_instance)
 
     def fmt(v) -> str:
         if v is None:

@@ -66,6 +66,7 @@ from clrp_rl4co.evaluation import (  # noqa: E402
     validated,
 )
 from clrp_rl4co.policies import load_policy  # noqa: E402
+from experiments.ood.diagnose import write_csv  # noqa: E402
 
 DATA = ROOT / "datasets" / "ood"
 OUT = ROOT / "results" / "ood"
@@ -345,14 +346,8 @@ def write_outputs(rows, per, out: Path, stem: str, meta: dict, notes: list[str])
     out.mkdir(parents=True, exist_ok=True)
     for row in rows:
         row.update(meta)
-    with (out / f"{stem}.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    with (out / f"{stem}_per_instance.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(per[0]))
-        writer.writeheader()
-        writer.writerows(per)
+    write_csv(out / f"{stem}.csv", rows)
+    write_csv(out / f"{stem}_per_instance.csv", per)
     lines = [
         "# Issue 16: the variant's evaluation table (x8 and x8 + refinement vs PyVRP at equal "
         "time)",
