@@ -168,3 +168,52 @@ def test_load_data_reads_a_saved_dataset(tmp_path):
     assert loaded.batch_size == td.batch_size
     for key in td.keys():
         assert torch.equal(loaded[key], td[key]), key
+
+
+def test_a_customer_whose_demand_equals_the_load_left_can_be_served():
+    # depot 1 (capacity 20): load min(10, 20) = 10; after customer 2 (demand 4) 6 are left,
+    # exactly customer 4's demand (rule 3: demand <= load); customer 3 (5) fits too
+    env = CLRPEnv()
+    td = env.reset(small(1))
+    for action in (1, 2):
+        td.set("action", torch.tensor([action]))
+        td = env.step(td)["next"]
+    assert td["vehicle_load"].item() == 6
+    assert td["action_mask"][0].tolist() == [False, True, False, True, True]
+
+
+def test_reset_fills_in_the_optional_instance_keys():
+    # without cost_locs (costs from locs) and rounded_costs (False): the same state and costs
+    env = CLRPEnv()
+    full = small(2)
+    bare = full.exclude("cost_locs", "rounded_costs")
+    a, b = env.reset(full), env.reset(bare)
+    assert torch.equal(b["cost_locs"], full["locs"].double())
+    assert b["rounded_costs"].dtype == torch.bool and not b["rounded_costs"].any()
+    assert b["rounded_costs"].shape == (2,)
+    actions = torch.tensor([SOLUTION, SOLUTION])
+    assert torch.equal(env.get_reward(b, actions), env.get_reward(a, actions))
+
+
+def test_step_counter_and_start_customer_follow_the_docstring():
+    # i counts the steps taken; start_customer holds the start customer's node until it is
+    # served, -1 otherwise
+    env = CLRPEnv()
+    td = env.reset(small(1))
+    assert td["i"].item() == 0 and td["start_customer"].item() == -1
+    for step, action in enumerate([3, 1, 3, 2, 1, 1, 4, 1], start=1):  # start customer 3
+        td.set("action", torch.tensor([action]))
+        td = env.step(td)["next"]
+        assert td["i"].item() == step
+        # the start step stores node 3; it stays until the step that serves it (step 3)
+        assert td["start_customer"].item() == (3 if step < 3 else -1), step
+    assert td["done"].all()
+    assert CLRPEnv.cost_parts(td)["total"].item() == pytest.approx(COST)
+
+
+def test_render_passes_its_options_on():
+    import matplotlib.pyplot as plt  # the Agg backend: MPLBACKEND in conftest.py
+
+    ax = CLRPEnv().render(small(1), None, title="my instance")
+    assert ax.get_title() == "my instance"
+    plt.close(ax.figure)
