@@ -330,6 +330,21 @@ def train_official(args, seed: int, init_only: bool = False) -> None:
     subprocess.run([sys.executable, str(glue), json.dumps(cfg)], check=True, env=_env(args))
 
 
+def _curve_rows(implementation: str, seed: int, ckpts: dict, cache: dict, args) -> list[dict]:
+    """Curve rows (one per evaluated checkpoint, in order of instances seen) of one run."""
+    return [
+        {
+            "implementation": implementation,
+            "seed": seed,
+            "instances_seen": e * args.chunk,
+            "val_objective": cache[str(p)],
+            "eval_instances": args.eval_size,
+        }
+        for e, p in sorted(ckpts.items())
+        if str(p) in cache
+    ]
+
+
 def eval_official(args, seed: int) -> list[dict]:
     run = official_run_dir(args, seed)
     if run.is_dir() and not (run / "checkpoint-0.pt").is_file():
@@ -356,17 +371,7 @@ def eval_official(args, seed: int) -> list[dict]:
         subprocess.run([sys.executable, str(glue), json.dumps(cfg)], check=True, env=_env(args))
         cache.update(json.loads(out.read_text()))
         cache_path.write_text(json.dumps(cache, indent=1))
-    return [
-        {
-            "implementation": "official",
-            "seed": seed,
-            "instances_seen": e * args.chunk,
-            "val_objective": cache[str(p)],
-            "eval_instances": args.eval_size,
-        }
-        for e, p in sorted(ckpts.items())
-        if str(p) in cache
-    ]
+    return _curve_rows("official", seed, ckpts, cache, args)
 
 
 # ---------------------------------------------------------------------------- our side
@@ -473,17 +478,7 @@ def eval_ours(args, seed: int) -> list[dict]:
             cache[str(p)] = float(torch.cat(totals).mean())
             print(p, cache[str(p)], flush=True)
             cache_path.write_text(json.dumps(cache, indent=1))
-    return [
-        {
-            "implementation": "ours",
-            "seed": seed,
-            "instances_seen": e * args.chunk,
-            "val_objective": cache[str(p)],
-            "eval_instances": args.eval_size,
-        }
-        for e, p in sorted(ckpts.items())
-        if str(p) in cache
-    ]
+    return _curve_rows("ours", seed, ckpts, cache, args)
 
 
 def instance_check(args) -> float | None:
