@@ -217,3 +217,97 @@ def test_render_passes_its_options_on():
     ax = CLRPEnv().render(small(1), None, title="my instance")
     assert ax.get_title() == "my instance"
     plt.close(ax.figure)
+
+
+def _random_states(env, td, seed=0):
+    """The states of a random rollout (reset state first)."""
+    generator = torch.Generator().manual_seed(seed)
+    states = [td]
+    while not td["done"].all():
+        probs = td["action_mask"].float()
+        action = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        td = td.clone()
+        td.set("action", action)
+        td = env.step(td)["next"]
+        states.append(td)
+    return states
+
+
+def test_states_match_the_observation_and_action_specs():
+    # every observed entry has its spec's dtype and shape and lies in its bounds, written from
+    # the class docstring: node indices in [0, D+N-1], route depot in [0, D-1], start customer
+    # -1 or a node, bool masks and flags, float32 quantities
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    num_depots, num_nodes = 5, 15
+    spec = env.observation_spec
+    expected = {
+        "locs": ((num_nodes, 2), torch.float32),
+        "depot_capacity": ((num_depots,), torch.float32),
+        "remaining_depot_capacity": ((num_depots,), torch.float32),
+        "opening_cost": ((num_depots,), torch.float32),
+        "demand": ((10,), torch.float32),
+        "vehicle_capacity": ((1,), torch.float32),
+        "vehicle_fixed_cost": ((1,), torch.float32),
+        "current_node": ((1,), torch.int64),
+        "route_depot": ((1,), torch.int64),
+        "vehicle_load": ((1,), torch.float32),
+        "served": ((10,), torch.bool),
+        "is_location_step": ((1,), torch.bool),
+        "depot_used": ((num_depots,), torch.bool),
+        "current_route": ((10,), torch.bool),
+        "last_route": ((10,), torch.bool),
+        "start_customer": ((1,), torch.int64),
+        "action_mask": ((num_nodes,), torch.bool),
+    }
+    assert set(spec.keys()) == set(expected)
+    for key, (shape, dtype) in expected.items():
+        assert spec[key].shape == shape and spec[key].dtype == dtype, key
+    for key, (low, high) in {
+        "current_node": (0, num_nodes - 1),
+        "route_depot": (0, num_depots - 1),
+        "start_customer": (-1, num_nodes - 1),
+    }.items():
+        assert spec[key].space.low.item() == low and spec[key].space.high.item() == high, key
+    action = env.action_spec
+    assert action.shape == (1,) and action.dtype == torch.int64
+    assert action.space.low.item() == 0 and action.space.high.item() == num_nodes - 1
+    assert env.reward_spec.shape == (1,)
+    assert env.done_spec["done"].shape == (1,) and env.done_spec["done"].dtype == torch.bool
+    # a multistart start and a plain rollout: every state is in the spec
+    td = env.reset(batch_size=[4])
+    start = td.clone()
+    start.set("action", env.select_start_nodes(td, 10)[:4])
+    for state in _random_states(env, td) + _random_states(env, env.step(start)["next"], 1):
+        for key, (shape, dtype) in expected.items():
+            assert state[key].dtype == dtype and state[key].shape == (4, *shape), key
+            assert spec[key].expand(4, *shape).is_in(state[key]), key
+
+
+def test_reset_converts_the_instance_entries_to_the_documented_dtypes():
+    # float64 inputs, costs as float32, rounded_costs as integers, one value per instance as [B]
+    td = small(2)
+    td64 = TensorDict(
+        {
+            "locs": td["locs"].double(),
+            "cost_locs": td["cost_locs"].float(),
+            "depot_capacity": td["depot_capacity"].double(),
+            "opening_cost": td["opening_cost"].double(),
+            "demand": td["demand"].double(),
+            "vehicle_capacity": td["vehicle_capacity"].double().reshape(2),
+            "vehicle_fixed_cost": td["vehicle_fixed_cost"].double().reshape(2),
+            "rounded_costs": torch.zeros(2, dtype=torch.uint8),
+        },
+        batch_size=[2],
+    )
+    state = CLRPEnv().reset(td64)
+    for key in ("locs", "depot_capacity", "opening_cost", "demand"):
+        assert state[key].dtype == torch.float32, key
+    assert state["cost_locs"].dtype == torch.float64
+    assert state["rounded_costs"].dtype == torch.bool
+    for key in ("vehicle_capacity", "vehicle_fixed_cost"):
+        assert state[key].dtype == torch.float32 and state[key].shape == (2, 1), key
+    for key in ("cost_opening", "cost_vehicles", "cost_routing"):
+        assert state[key].dtype == torch.float64 and state[key].shape == (2,), key
+    for key in ("i", "num_routes"):
+        assert state[key].dtype == torch.int64 and state[key].shape == (2, 1), key
+    assert state["done"].dtype == torch.bool and state["infeasible"].dtype == torch.bool

@@ -91,3 +91,24 @@ def test_penalty_counts_each_instances_own_unserved_customers():
     per_customer = [F + max(OPENING) + 2 * math.hypot(0.5, 0.3), F + max(OPENING) + 2 * 59.0]
     penalty = env.cost_parts(final)["penalty"].tolist()
     assert penalty == pytest.approx([2 * per_customer[0], 2 * per_customer[1], 0.0], rel=1e-12)
+
+
+def test_penalty_uses_each_instances_own_box_and_largest_opening_cost():
+    # the same dead end twice in one batch: shifted by (1, 2) (a bounding box away from the
+    # origin, same diagonal), and with doubled opening costs (its own largest, 18)
+    base = _instance(False)
+    shifted = CLRPInstance(
+        **{
+            **vars(base),
+            "depot_locs": base.depot_locs + [1.0, 2.0],
+            "customer_locs": base.customer_locs + [1.0, 2.0],
+        }
+    )
+    dearer = CLRPInstance(**{**vars(base), "opening_cost": 2 * np.array(OPENING)})
+    env = CLRPEnv()
+    td = instances_to_tensordict([shifted, dearer], normalize_locs=False)
+    final = env.rollout_actions(td, torch.tensor([ACTIONS, ACTIONS]))
+    assert final["infeasible"].all()  # guard
+    diagonal = math.hypot(0.5, 0.3)
+    expected = [2 * (F + 9 + 2 * diagonal), 2 * (F + 18 + 2 * diagonal)]
+    assert env.cost_parts(final)["penalty"].tolist() == pytest.approx(expected, rel=1e-12)
