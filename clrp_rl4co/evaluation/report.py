@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..markdown import markdown_table
 from .records import InstanceResult
 
 if TYPE_CHECKING:
@@ -374,10 +375,9 @@ def to_markdown(
     lines = []
     if title:
         lines += [f"### {title}", ""]
-    lines.append("| " + " | ".join(headers) + " |")
-    lines.append("|" + "|".join(":---" if c == "method" else "---:" for c in columns) + "|")
-    for s in summaries:
-        lines.append("| " + " | ".join(_COLUMNS[c][1](s) for c in columns) + " |")
+    align = ["l" if c == "method" else "r" for c in columns]
+    rows = [[_COLUMNS[c][1](s) for c in columns] for s in summaries]
+    lines.append(markdown_table(headers, rows, align))
     return "\n".join(lines) + "\n"
 
 
