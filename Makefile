@@ -49,14 +49,13 @@ upstream-check: setup
 mutation: setup
 	OMP_NUM_THREADS=1 nice -n 10 $(PY) mutation/run.py $(if $(MODULE),$(MODULE),--list)
 
-# One session of the training campaign (experiments/campaign.py, README "GPU campaign"): every
-# DRLHQ preset continues for MINUTES of wall time on whatever device there is, archives into OUT
-# at every validation. Uses the venv if there is one, else python3 (the GPU machine's).
-MINUTES ?= 9
+# One session of the training campaign (experiments/campaign/, experiments/README.md): every
+# DRLHQ preset continues for MINUTES of wall time on one GPU (or the CPU), archives into OUT at
+# every validation; then `python -m experiments.campaign apply $(OUT)` ships the improvements.
+MINUTES ?= 60
 OUT ?= runs/campaign-out
-CAMPAIGN_PY ?= $(if $(wildcard $(PY)),$(PY),python3)
-campaign:
-	$(CAMPAIGN_PY) -m experiments.campaign run --minutes $(MINUTES) --out $(OUT)
+campaign: setup
+	$(PY) -m experiments.campaign run --minutes $(MINUTES) --out $(OUT)
 
 bench: setup
 	$(PY) benchmarks/env_step.py

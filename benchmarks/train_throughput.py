@@ -21,8 +21,8 @@ today's fp32 setting on the same device in the same run, then a short learning c
         --presets clrp10 clrp20 --learn-preset clrp10 --learn-steps 10 --learn-val 100
 
 Settings: ``fp32 strict`` (``torch.set_float32_matmul_precision('highest')``); ``fp32 today``
-(``'medium'``: what RL4COTrainer sets, i.e. TF32 matmuls on CUDA; the H200 fine-tune of the
-shipped models ran so); ``bf16 autocast`` (``'medium'`` + ``torch.autocast(bfloat16)``, what
+(``'medium'``: what RL4COTrainer sets, i.e. TF32 matmuls on CUDA; the shipped models were
+fine-tuned so); ``bf16 autocast`` (``'medium'`` + ``torch.autocast(bfloat16)``, what
 Lightning's ``bf16-mixed`` does, the campaign's setting on GPUs; the env's costs and the reward
 stay float: checked); ``+ compile`` (the same with ``torch.compile`` on the policy's encoder;
 on a GPU or with ``--compile``); ``batch x2`` (bf16 with twice the batch; GPU). The whole sweep
@@ -44,7 +44,6 @@ import argparse
 import contextlib
 import math
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -57,6 +56,9 @@ from lightning.pytorch import LightningModule
 from rl4co.envs import CVRPEnv
 from rl4co.models import POMO
 from rl4co.models.zoo.am import AttentionModelPolicy
+
+from clrp_rl4co import provenance
+from clrp_rl4co.markdown import markdown_table
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 if str(CONFIG_DIR.parent) not in sys.path:  # the sweep reads experiments.campaign's settings
@@ -190,7 +192,9 @@ def learning_check(preset, batch, steps, val_size, device) -> dict:
     """fp32 today (seeds 0, 1) and bf16 autocast (seed 0), ``steps`` POMO steps each from
     the shipped model, then the validation objective in fp32 (see the module docstring)."""
     from clrp_rl4co.policies import PRETRAINED_DIR
-    from experiments.campaign import CAMPAIGN_DIR, load_state, load_val_set, val_batch_size
+    from experiments.campaign.settings import CAMPAIGN_DIR
+    from experiments.campaign.state import load_state, load_val_set
+    from experiments.campaign.validation import val_batch_size
 
     state = load_state(preset, "shipped", CAMPAIGN_DIR, PRETRAINED_DIR)
     val = load_val_set(CAMPAIGN_DIR, state.validation)[:val_size].to(device)
@@ -239,27 +243,9 @@ def learning_check(preset, batch, steps, val_size, device) -> dict:
     }
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(CONFIG_DIR.parent), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        dirty = subprocess.run(
-            ["git", "-C", str(CONFIG_DIR.parent), "status", "--porcelain", "--untracked=no"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        return out.stdout.strip() + (" (+ uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (no git)"
-
-
 def sweep(args: argparse.Namespace) -> dict:
     """The precision sweep and the learning check (see the module docstring)."""
-    from experiments.campaign import PRESET_SETTINGS
+    from experiments.campaign.settings import PRESET_SETTINGS
 
     t_start = time.perf_counter()
     device = torch.device(
@@ -275,17 +261,12 @@ def sweep(args: argparse.Namespace) -> dict:
         extra.append("bf16 autocast + compile")  # last: compilation takes the longest
     warmup = args.warmup if args.warmup is not None else (3 if gpu else 1)
     print(
-        f"device {name}; torch {torch.__version__}; commit {_commit()}; "
+        f"device {name}; torch {torch.__version__}; commit {provenance.commit_line()}; "
         f"{args.rounds} x {args.seconds:g} s per row, each after {warmup} warm-up "
         f"iteration(s); budget {args.budget_s:g} s",
         flush=True,
     )
-    print(
-        "| preset | setting | batch | iterations | instances / s | ratio to fp32 today "
-        "| warm-up s | reward dtype |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    results: dict = {"device": name, "commit": _commit(), "rows": {}}
+    results: dict = {"device": name, "commit": provenance.commit_line(), "rows": {}}
     row_cost: dict[str, float] = {}
 
     acc: dict[tuple[str, str], dict] = {}
@@ -314,30 +295,29 @@ def sweep(args: argparse.Namespace) -> dict:
         a["warmup_s"].append(r["warmup_s"])
         a["reward_dtype"] = r["reward_dtype"]
 
-    def print_row(preset: str, setting: str) -> None:
+    def table_row(preset: str, setting: str) -> list:
         a = acc.get((preset, setting), {"note": "not run", "batch": ""})
         if "note" in a:
-            print(f"| {preset} | {setting} | {a['batch']} | | {a['note']} | | | |", flush=True)
-            return
+            return [preset, setting, a["batch"], "", a["note"], "", "", ""]
         rate = a["iterations"] * a["batch"] / a["seconds"]
         base = results["rows"].get((preset, BASELINE))
         ratio = (
             1.0 if setting == BASELINE else (rate / base["instances_per_s"] if base else math.nan)
         )
         results["rows"][(preset, setting)] = {**a, "instances_per_s": rate, "ratio": ratio}
-        print(
-            f"| {preset} | {setting} | {a['batch']} | {a['iterations']} | {rate:,.0f} | "
-            f"{ratio:.2f} | {max(a['warmup_s']):.1f} | {', '.join(a['reward_dtype'])} |",
-            flush=True,
-        )
+        return [preset, setting, a["batch"], a["iterations"], f"{rate:,.0f}", f"{ratio:.2f}",
+                f"{max(a['warmup_s']):.1f}", ", ".join(a["reward_dtype"])]  # fmt: skip
 
     order = [BASELINE] + [s for s in rows if s != BASELINE]
+    table = []
     for preset in args.presets:  # rounds interleave the settings (load drifts)
         for _ in range(args.rounds):
             for setting in order:
                 measure_once(preset, setting)
-        for setting in order:
-            print_row(preset, setting)
+        table += [table_row(preset, setting) for setting in order]
+    header = ["preset", "setting", "batch", "iterations", "instances / s", "ratio to fp32 today",
+              "warm-up s", "reward dtype"]  # fmt: skip
+    print(markdown_table(header, table), flush=True)
     learn_batch = args.batch_size or (PRESET_SETTINGS[args.learn_preset].batch_size if gpu else 16)
     if args.learn_steps > 0:
         t0 = time.perf_counter()
@@ -361,10 +341,13 @@ def sweep(args: argparse.Namespace) -> dict:
             f"{'within' if lc['within_noise'] else 'NOT within'} noise",
             flush=True,
         )
-    for setting in extra:
-        for preset in args.presets:
-            measure_once(preset, setting)
-            print_row(preset, setting)
+    if extra:
+        more = []
+        for setting in extra:
+            for preset in args.presets:
+                measure_once(preset, setting)
+                more.append(table_row(preset, setting))
+        print(markdown_table(header, more), flush=True)
     print(f"\nsweep wall time {time.perf_counter() - t_start:.0f} s", flush=True)
     torch.set_float32_matmul_precision("highest")
     return results
@@ -437,15 +420,14 @@ def main(argv: list[str] | None = None) -> dict:
         f"policy {size}, batch {args.batch_size} x N starts, {args.repeats} iterations, "
         f"{args.threads} thread(s), device {args.device}"
     )
-    print("| case | s / iteration (median) | decoding steps (mean) | ms / decoding step |")
-    print("|---|---|---|---|")
+    table = []
     for name in cases:
         per_step = [t / s for t, s in zip(times[name], steps[name])]
         rows[name] = statistics.median(per_step)
-        print(
-            f"| {name} | {statistics.median(times[name]):.3f} | "
-            f"{statistics.mean(steps[name]):.1f} | {1000 * rows[name]:.2f} |"
-        )
+        median_s, mean_steps = statistics.median(times[name]), statistics.mean(steps[name])
+        table.append([name, f"{median_s:.3f}", f"{mean_steps:.1f}", f"{1000 * rows[name]:.2f}"])
+    header = ["case", "s / iteration (median)", "decoding steps (mean)", "ms / decoding step"]
+    print(markdown_table(header, table))
     names = list(cases)
     ratio = rows[names[0]] / rows[names[1]]
     print(f"ratio per decoding step (DRLHQ/CLRP20 : POMO/CVRP20) = {ratio:.3f} (target <= 1.3)")

@@ -6,6 +6,7 @@
   checked against pinned checksums;
 - :mod:`.tables`: run a table (resumable), write its Markdown / CSV / plots;
 - :mod:`.headline`: the one-line-per-preset summary;
-- :mod:`.campaign`: the resumable GPU training campaign (``python -m experiments.campaign``);
+- :mod:`.campaign`: the resumable training campaign of the shipped models on one GPU
+  (``python -m experiments.campaign``);
 - ``python -m experiments table <name>``: the command.
 """

@@ -1,11 +1,10 @@
-"""The GPU training campaign (experiments/campaign.py) end to end on the CPU: real training steps
+"""The training campaign (experiments/campaign/) end to end on the CPU: real training steps
 of the shipped clrp10 / clrp20 models through the package's training path, with the
 validation values scripted so that both shipping decisions are forced; a session killed after
-its first archive; the state, curves and shipped models that ``apply`` writes; the device's
-file limits; the split of the time; the Hydra overrides the GPU run passes to ``run.py``."""
+its first archive; the state, curves and shipped models that ``apply`` writes; the split of the
+time; the Hydra overrides a GPU run passes to ``run.py``; the command-line plan."""
 
 import json
-import shlex
 import shutil
 import tarfile
 from pathlib import Path
@@ -16,29 +15,31 @@ import torch
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.models import decode_batch
 from clrp_rl4co.policies import PRETRAINED_DIR, load_policy
-from experiments import campaign
-from experiments.campaign import (
-    CampaignCallback,
-    RunOptions,
+from experiments.campaign import callback, cli, settings, validation
+from experiments.campaign import session as campaign_session
+from experiments.campaign.apply import apply
+from experiments.campaign.callback import CampaignCallback
+from experiments.campaign.schedule import minute_shares, sequential_durations, shared_durations
+from experiments.campaign.session import RunOptions, run
+from experiments.campaign.settings import learning_rate
+from experiments.campaign.state import (
     TrackState,
-    apply,
-    check_out,
-    learning_rate,
-    minute_shares,
-    run,
-    sequential_durations,
-    shared_durations,
+    draw_val_set,
+    init_state,
+    load_state,
+    save_state,
+    start_weights,
 )
 
 
 class Killed(BaseException):
-    """Stands for the device killing the process: nothing after it runs."""
+    """Stands for the process being killed: nothing after it runs."""
 
 
 class ScriptedValidation:
-    """Replaces :func:`campaign.validate`: per preset (told by the validation set's node count)
-    a list of values, the first for the shipped model; calls beyond the script repeat its last
-    value. ``kill_at`` (preset -> call index) raises :class:`Killed` instead."""
+    """Replaces the callback's :func:`validation.validate`: per preset (told by the validation
+    set's node count) a list of values, the first for the shipped model; calls beyond the script
+    repeat its last value. ``kill_at`` (preset -> call index) raises :class:`Killed` instead."""
 
     def __init__(self, script: dict[str, list[float]], kill_at: dict[str, int] | None = None):
         self.script = script
@@ -69,8 +70,8 @@ def setup(tmp_path, monkeypatch):
     for preset in ("clrp10", "clrp20"):
         for suffix in (".pt", ".json"):
             shutil.copy(PRETRAINED_DIR / f"drlhq_{preset}{suffix}", pretrained)
-    monkeypatch.setattr(campaign, "END_MARGIN_S", 1.0)
-    monkeypatch.setattr(campaign, "STOP_MARGIN_S", 0.2)
+    monkeypatch.setattr(campaign_session, "END_MARGIN_S", 1.0)
+    monkeypatch.setattr(callback, "STOP_MARGIN_S", 0.2)
     return tmp_path, pretrained, tmp_path / "state"  # matmul precision: restored by conftest
 
 
@@ -79,7 +80,7 @@ def _options(tmp_path, pretrained, state, name, presets, seconds, **kw) -> RunOp
     epochs of 8, 4 validation instances, a validation every 0.5 s)."""
     startup = 3.0 * len(presets)  # Lightning's set-up of each track, outside the window
     return RunOptions(
-        minutes=(seconds + startup + campaign.END_MARGIN_S) / 60,
+        minutes=(seconds + startup + campaign_session.END_MARGIN_S) / 60,
         startup_s=startup,
         out=tmp_path / name / "out",
         work=tmp_path / name / "work",
@@ -119,10 +120,9 @@ def test_sessions_ship_only_improvements_survive_a_kill_and_resume(setup, monkey
 
     # session A: clrp10's validations fall below the shipped model's, clrp20's never do
     fake = ScriptedValidation({"clrp10": [9.0, 8.95, 8.9, 8.85, 8.8], "clrp20": [15.0, 15.1]})
-    monkeypatch.setattr(campaign, "validate", fake)
-    summary = run(_options(tmp_path, pretrained, state, "a", ("clrp10", "clrp20"), 6.0, floor=0.5))
+    monkeypatch.setattr(callback, "validate", fake)
+    run(_options(tmp_path, pretrained, state, "a", ("clrp10", "clrp20"), 6.0, floor=0.5))
     out = tmp_path / "a" / "out"
-    assert check_out(out) == [] and summary["out_problems"] == []
     assert sorted(p.name for p in out.iterdir()) == ["campaign.json", "clrp10.tar", "clrp20.tar"]
     a10, a20 = _session(out / "clrp10.tar"), _session(out / "clrp20.tar")
     assert fake.calls["clrp10"] >= 2 and fake.calls["clrp20"] >= 2  # start + at least one more
@@ -132,7 +132,7 @@ def test_sessions_ship_only_improvements_survive_a_kill_and_resume(setup, monkey
     assert a10["best"]["instances"] == a10["start"]["instances"] + 2 * a10["best"]["step"]
     assert a20["best"] is None and "weights.pt" not in _members(out / "clrp20.tar")
     assert {"weights.pt", "weights.json"} <= _members(out / "clrp10.tar")
-    assert a10["seed"] == a20["seed"] == campaign.TRAIN_SEED_BASE
+    assert a10["seed"] == a20["seed"] == settings.TRAIN_SEED_BASE
     assert a10["lr"] == learning_rate(a10["start"]["instances"]) == 1e-4
 
     done = {d["track"]: d["action"] for d in apply(out, state, pretrained)}
@@ -142,8 +142,8 @@ def test_sessions_ship_only_improvements_survive_a_kill_and_resume(setup, monkey
     meta = json.loads((pretrained / "drlhq_clrp10.json").read_text())
     assert meta["training_instances"] == a10["best"]["instances"]
     assert meta["validation"]["value"] == a10["best"]["value"]
-    assert meta["validation"]["val_seed"] == campaign.CAMPAIGN_VAL_SEED != 1234
-    assert meta["seed"] == a10["seed"] and meta["hardware"].startswith("CPU")
+    assert meta["validation"]["val_seed"] == settings.CAMPAIGN_VAL_SEED != 1234
+    assert meta["seed"] == a10["seed"] and meta["hardware"].startswith("1 x CPU process")
     assert meta["training"][-1].startswith("test a (session ")
     assert (
         meta["wall_minutes"]
@@ -167,18 +167,17 @@ def test_sessions_ship_only_improvements_survive_a_kill_and_resume(setup, monkey
         assert (state / track / "curve.png").stat().st_size > 1000
     assert apply(out, state, pretrained)[0]["action"] == "skipped: already applied"
 
-    # session B on clrp20, killed by the device after its first periodic validation (an
+    # session B on clrp20, killed after its first periodic validation (an
     # improvement): the archive written then is what comes back
     fake = ScriptedValidation({"clrp20": [15.0, 14.9]}, kill_at={"clrp20": 2})
-    monkeypatch.setattr(campaign, "validate", fake)
+    monkeypatch.setattr(callback, "validate", fake)
     monkeypatch.setattr(CampaignCallback, "on_exception", lambda *args: None)
     with pytest.raises(Killed):
         run(_options(tmp_path, pretrained, state, "b", ("clrp20",), 30.0))
     out = tmp_path / "b" / "out"
     b20 = _session(out / "clrp20.tar")
     assert not b20["complete"] and [p["kind"] for p in b20["points"]] == ["start", "periodic"]
-    assert b20["best"]["value"] == 14.9 and b20["seed"] == campaign.TRAIN_SEED_BASE + 1
-    assert check_out(out) == []
+    assert b20["best"]["value"] == 14.9 and b20["seed"] == settings.TRAIN_SEED_BASE + 1
     # meanwhile the shipped clrp20 model changed: the candidate is kept, not shipped
     changed = {
         k: v + 1e-3 for k, v in load_policy(pretrained / "drlhq_clrp20.pt").state_dict().items()
@@ -193,13 +192,13 @@ def test_sessions_ship_only_improvements_survive_a_kill_and_resume(setup, monkey
 
     # session C resumes from the kept weights (bf16 autocast on the CPU, as on a GPU)
     fake = ScriptedValidation({"clrp20": [14.95, 14.9, 14.92]})
-    monkeypatch.setattr(campaign, "validate", fake)
+    monkeypatch.setattr(callback, "validate", fake)
     run(_options(tmp_path, pretrained, state, "c", ("clrp20",), 3.0, precision="bf16-mixed"))
     c20 = _session(tmp_path / "c" / "out" / "clrp20.tar")
     # the shipped model measured is the one in pretrained_dir (now changed), not the package's
     assert all(torch.equal(fake.first["clrp20"][k], changed[k]) for k in changed)
     assert c20["start"]["kind"] == "own" and c20["start"]["instances"] == b20["best"]["instances"]
-    assert c20["state_sessions"] == 2 and c20["seed"] == campaign.TRAIN_SEED_BASE + 2
+    assert c20["state_sessions"] == 2 and c20["seed"] == settings.TRAIN_SEED_BASE + 2
     assert c20["precision"] == "bf16-mixed" and c20["points"][0]["value"] == 14.9  # the start
     assert c20["best"] is None  # 14.92 is no improvement on the start's 14.9
     apply(tmp_path / "c" / "out", state, pretrained)
@@ -210,7 +209,7 @@ def test_sessions_ship_only_improvements_survive_a_kill_and_resume(setup, monkey
 
 def test_apply_refuses_a_session_that_did_not_start_from_the_current_state(setup, monkeypatch):
     tmp_path, pretrained, state = setup
-    monkeypatch.setattr(campaign, "validate", ScriptedValidation({"clrp10": [9.0, 8.9]}))
+    monkeypatch.setattr(callback, "validate", ScriptedValidation({"clrp10": [9.0, 8.9]}))
     for name in ("x", "y"):  # two sessions from the same state
         run(_options(tmp_path, pretrained, state, name, ("clrp10",), 1.5))
     apply(tmp_path / "x" / "out", state, pretrained)
@@ -220,16 +219,17 @@ def test_apply_refuses_a_session_that_did_not_start_from_the_current_state(setup
 
 def test_validate_is_the_tables_x8_objective_in_any_batching():
     env = CLRPEnv(generator_params={"preset": "clrp10"})
-    td = campaign.draw_val_set("clrp10", 5)
+    td = draw_val_set("clrp10", 5)
     policy = load_policy("drlhq_clrp10")
-    _, parts, _ = decode_batch(policy, env, td, campaign.VAL_DECODE)
+    _, parts, _ = decode_batch(policy, env, td, settings.VAL_DECODE)
     expected = float(parts["total"].mean())
-    assert campaign.validate(policy, env, td, 2) == pytest.approx(expected, rel=1e-12)
-    assert campaign.validate(policy, env, td, 5) == pytest.approx(expected, rel=1e-12)
-    assert campaign.validate(policy, env, td, 5, "bf16-mixed") == pytest.approx(expected, rel=0.02)
+    assert validation.validate(policy, env, td, 2) == pytest.approx(expected, rel=1e-12)
+    assert validation.validate(policy, env, td, 5) == pytest.approx(expected, rel=1e-12)
+    bf16 = validation.validate(policy, env, td, 5, "bf16-mixed")
+    assert bf16 == pytest.approx(expected, rel=0.02)
     for training in (False, True):  # the mode is restored
         policy.train(training)
-        campaign.validate(policy, env, td, 5)
+        validation.validate(policy, env, td, 5)
         assert policy.training is training
 
 
@@ -262,47 +262,24 @@ def test_shared_durations_give_each_track_its_share_of_gpu_time():
                                                                   "d": 240})  # fmt: skip
 
 
-def test_check_out_names_each_limit(tmp_path):
-    assert check_out(tmp_path) == []
-    for i in range(8):
-        (tmp_path / f"f{i}.tar").write_bytes(b"x")
-    assert check_out(tmp_path) == []
-    (tmp_path / "f8.tar").write_bytes(b"x")
-    assert check_out(tmp_path) == ["9 files, over 8"]
-    for i in range(6):
-        (tmp_path / f"f{i}.tar").unlink()
-    deep = tmp_path / "a" / "b" / "c"
-    deep.mkdir(parents=True)
-    (deep / "x").write_bytes(b"x")
-    (tmp_path / "a" / "b" / "ok").write_bytes(b"x")
-    (tmp_path / "bad name").write_bytes(b"x")
-    with (tmp_path / "big").open("wb") as f:
-        f.truncate(campaign.OUT_MAX_FILE_BYTES + 1)
-    problems = check_out(tmp_path)
-    assert any(p.startswith("a/b/c/x: more than 2 folders down") for p in problems)
-    assert any(p.startswith("bad name: a name") for p in problems)
-    assert any(p.startswith(f"big: {campaign.OUT_MAX_FILE_BYTES + 1} bytes") for p in problems)
-    assert not any(p.startswith("a/b/ok") for p in problems)
-
-
 def test_learning_rate_follows_the_papers_schedule_in_instances():
-    schedule = campaign.lr_schedule()
+    schedule = settings.lr_schedule()
     assert schedule == {"lr": 1e-4, "gamma": 0.1, "decay_at_instances": 7_000_000}
     assert learning_rate(6_999_999) == 1e-4 and learning_rate(7_000_000) == pytest.approx(1e-5)
 
 
 def test_bad_state_and_options_name_the_field(setup):
-    tmp_path, pretrained, state = setup
+    tmp_path, pretrained, folder = setup
     with pytest.raises(ValueError, match="resume: 'shipped' needs size 'shipped'"):
         TrackState("clrp10", "paper", 0, "shipped", None, None, {})
     with pytest.raises(ValueError, match="preset: unknown 'clrp30'"):
-        campaign.track_name("clrp30")
-    campaign.save_state(campaign.init_state("clrp10", "shipped", state, pretrained, 4), state)
+        settings.track_name("clrp30")
+    save_state(init_state("clrp10", "shipped", folder, pretrained, 4), folder)
     with pytest.raises(ValueError, match="val_size: 6 differs from the 4 validation"):
-        campaign.load_state("clrp10", "shipped", state, pretrained, 6)
+        load_state("clrp10", "shipped", folder, pretrained, 6)
     with pytest.raises(FileNotFoundError, match="resume: clrp10_paper resumes from"):
-        campaign.start_weights(TrackState("clrp10", "paper", 5, "own", None, None, {}), state,
-                               pretrained)  # fmt: skip
+        start_weights(TrackState("clrp10", "paper", 5, "own", None, None, {}), folder,
+                            pretrained)  # fmt: skip
 
 
 def test_the_gpu_run_overrides_compose_into_the_training_config(tmp_path):
@@ -316,13 +293,13 @@ def test_the_gpu_run_overrides_compose_into_the_training_config(tmp_path):
     plan = {"preset": "clrp50", "track": "clrp50_paper", "work_dir": str(tmp_path / "w" / "t"),
             "seed": 1003, "lr": 1e-5, "start": {"weights": None}}  # fmt: skip
     options = RunOptions(minutes=9, out=tmp_path, accelerator="auto")
-    size = campaign.MODEL_SIZES["paper"]
-    overrides = campaign.run_overrides(tmp_path / "plan.json", plan, options, size, 4)
+    size = settings.MODEL_SIZES["paper"]
+    overrides = campaign_session.run_overrides(tmp_path / "plan.json", plan, options, size, 4)
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose("main", overrides)
     assert cfg.trainer.limit_val_batches == 0 and cfg.trainer.precision is None
     assert cfg.callbacks.model_checkpoint is None and cfg.callbacks.latest_checkpoint is None
-    assert cfg.callbacks.campaign._target_ == "experiments.campaign.CampaignCallback"
+    assert cfg.callbacks.campaign._target_ == "experiments.campaign.callback.CampaignCallback"
     assert cfg.callbacks.campaign.plan == str(tmp_path / "plan.json")
     assert cfg.model.optimizer_kwargs.lr == 1e-5 and cfg.model.lr_schedule is None
     assert (cfg.model.batch_size, cfg.model.train_data_size) == (256, 6400)
@@ -331,24 +308,23 @@ def test_the_gpu_run_overrides_compose_into_the_training_config(tmp_path):
     assert cfg.num_threads == 4 and cfg.init is None
 
 
-def test_the_readme_device_command_fits_and_plans_on_the_committed_state(tmp_path):
-    """The README's prepared device command is one line within the device tool's 2,000
-    characters, installs the carried wheels, and its campaign arguments plan a session on the
-    committed state (states, validation sets with their pinned checksums, shipped models)."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("\n## GPU campaign\n") + 1 :]
-    section = section[: section.index("\n## ")]
-    command = section.split("```bash\n")[1].split("\n```")[0]
-    assert "\n" not in command and len(command) <= 2000
-    assert "--target /tmp/site .whl/*.whl" in command and 'tee "$OUT/campaign.log"' in command
-    part = command.split("python3 -m experiments.campaign ")[1].split(" 2>&1")[0]
-    args = shlex.split(part.replace('"$OUT"', str(tmp_path / "out")))
+def test_the_run_command_plans_a_gpu_session_on_the_committed_state(tmp_path):
+    """``python -m experiments.campaign run --minutes M --out DIR`` (``make campaign``) plans a
+    session on the committed state (states, validation sets with their pinned checksums,
+    shipped models): every preset, all at once on a GPU, the largest share for the whole
+    window; a dry run writes nothing in the output folder."""
     work = tmp_path / "work"
-    extra = ["--dry-run", "--work", str(work), "--accelerator", "gpu"]
-    assert campaign.main([*args, *extra]) == 0
+    args = ["run", "--minutes", "8.5", "--out", str(tmp_path / "out"), "--dry-run"]
+    assert cli.main([*args, "--work", str(work), "--accelerator", "gpu"]) == 0
     plan = json.loads((work / "campaign.json").read_text())
-    assert list(plan["tracks"]) == list(campaign.PRESETS) and plan["concurrent"]
+    assert list(plan["tracks"]) == list(settings.PRESETS) and plan["concurrent"]
     seconds = [t["train_seconds"] for t in plan["tracks"].values()]
     assert max(seconds) == pytest.approx(plan["window_s"]) and min(seconds) > 0
-    assert all(t["start"] == "shipped" or t["start"] == "own" for t in plan["tracks"].values())
-    assert not (tmp_path / "out").exists()  # a dry run writes nothing where the device looks
+    assert all(t["start"] in ("shipped", "own") for t in plan["tracks"].values())
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_run_command_needs_an_output_folder(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--minutes", "1"])
+    assert "--out" in capsys.readouterr().err
