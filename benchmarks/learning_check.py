@@ -24,7 +24,7 @@ import torch
 from hydra.utils import instantiate
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.envs.clrp.generator import CLRPGenerator, generate_dataset
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.models.runs import RunFolder
 

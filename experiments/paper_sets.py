@@ -28,7 +28,7 @@ import torch
 from tensordict import TensorDict
 
 from clrp_rl4co.data import load_or_draw
-from clrp_rl4co.envs.clrp.generator import CLRPGenerator, instance_tensordict
+from clrp_rl4co.envs.clrp import CLRPGenerator, instance_tensordict
 
 from .published_sets import TEST_SET_SIZES, datasets_dir
 

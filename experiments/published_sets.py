@@ -17,7 +17,7 @@ from pathlib import Path
 from tensordict import TensorDict
 
 from clrp_rl4co.data import load_or_draw
-from clrp_rl4co.envs.clrp.generator import CLRPGenerator, generate_dataset
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 
 #: Seed of every published test set (a different stream from training, seed 0, and the
 #: validation sets, seed 1234).

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from clrp_rl4co.envs.clrp import instance_tensordict, round_cost, round_cost_np
-from clrp_rl4co.envs.clrp.generator import INSTANCE_KEYS
+from clrp_rl4co.envs.clrp.instance import INSTANCE_KEYS
 
 
 def _distances() -> np.ndarray:

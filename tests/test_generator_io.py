@@ -11,17 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from clrp_rl4co.envs.clrp.generator import (
-    INSTANCE_KEYS,
-    CLRPGenerator,
+from clrp_rl4co.envs.clrp.dataset import (
     dataset_checksum,
     dataset_seed,
-    ffd_feasible,
     generate_dataset,
-    instance_tensordict,
     load_dataset,
     save_dataset,
 )
+from clrp_rl4co.envs.clrp.generator import CLRPGenerator, ffd_feasible, packable
+from clrp_rl4co.envs.clrp.instance import INSTANCE_KEYS, instance_tensordict
 
 # ------------------------------------------------------------------ instance_tensordict
 B, D, N = 2, 2, 3
@@ -295,16 +293,15 @@ PACKING_CASES = [
 
 
 def test_packable_is_first_fit_decreasing_on_every_case():
-    gen = CLRPGenerator(preset="clrp10")
     for demand, capacity, want in PACKING_CASES:
         d, c = torch.tensor([demand]), torch.tensor([capacity])
-        assert gen._packable(d, c).tolist() == [want], (demand, capacity)
+        assert packable(d, c).tolist() == [want], (demand, capacity)
         # with extra batch dimensions (as a generator batch of shape [1, 1] passes them)
-        assert gen._packable(d[None], c[None]).tolist() == [[want]], (demand, capacity)
+        assert packable(d[None], c[None]).tolist() == [[want]], (demand, capacity)
     # rows of different cases in one batch (3 depots each)
     demand = torch.tensor([[10.0, 1.0], [10.0, 10.0], [2.0, 2.0]])
     capacity = torch.tensor([[9.0, 9.0, 9.0], [10.0, 10.0, 0.0], [1.0, 1.0, 1.0]])
-    assert gen._packable(demand, capacity).tolist() == [False, True, False]
+    assert packable(demand, capacity).tolist() == [False, True, False]
 
 
 def test_ffd_answers_on_the_inputs_device():

@@ -8,16 +8,10 @@ import pytest
 import torch
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.envs.clrp.generator import (
-    CLRPGenerator,
-    MixedRanges,
-    dataset_checksum,
-    ffd_feasible,
-    generate_dataset,
-    load_dataset,
-    mixed_num_depots,
-)
+from clrp_rl4co.envs.clrp.dataset import dataset_checksum, generate_dataset, load_dataset
+from clrp_rl4co.envs.clrp.generator import CLRPGenerator, ffd_feasible
 from clrp_rl4co.envs.clrp.validity import check_instance_validity
+from clrp_rl4co.generators.mixed import MixedRanges, mixed_num_depots
 
 ROOT = Path(__file__).resolve().parents[1]
 R = MixedRanges()
@@ -324,7 +318,7 @@ def test_valid_range_boundaries():
 
 def test_equal_but_not_identical_defaults_are_accepted():
     gen = CLRPGenerator(preset="mixed", vehicle_capacity=70, min_demand=10.0, max_demand=19)
-    assert gen.mixed == MixedRanges()
+    assert gen.preset_sampler.ranges == MixedRanges()
 
 
 def _mixed(size, seed=0, **kwargs):

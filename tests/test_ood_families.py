@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from clrp_rl4co.envs.clrp.generator import load_dataset
+from clrp_rl4co.envs.clrp.dataset import load_dataset
 from clrp_rl4co.envs.clrp.validity import check_instance_validity
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import pytest
 
 import clrp_rl4co.pretrained
 from clrp_rl4co.data import CLRPSolution, prins_bks, tensordict_to_instances
-from clrp_rl4co.envs.clrp.generator import load_dataset
+from clrp_rl4co.envs.clrp.dataset import load_dataset
 from clrp_rl4co.evaluation import ResultCache
 from experiments import specs
 from experiments.ood import diagnose, table

@@ -11,7 +11,7 @@ from lightning.pytorch.callbacks import Callback
 from rl4co.utils.trainer import RL4COTrainer
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.envs.clrp.generator import (
+from clrp_rl4co.envs.clrp import (
     CLRPGenerator,
     generate_dataset,
     instance_tensordict,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tensordict import TensorDict
 
-from ..envs.clrp.generator import INSTANCE_KEYS, dataset_checksum, load_dataset, save_dataset
+from ..envs.clrp import INSTANCE_KEYS, dataset_checksum, load_dataset, save_dataset
 
 
 def instances_checksum(td: TensorDict) -> str:

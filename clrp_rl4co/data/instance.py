@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clrp_rl4co.envs.clrp.costs import round_cost_np
-from clrp_rl4co.envs.clrp.generator import instance_tensordict
+from clrp_rl4co.envs.clrp.instance import instance_tensordict
 from clrp_rl4co.envs.clrp.validity import (
     CAPACITY_TOLERANCE,  # noqa: F401 (data's re-export)
     check_instance_validity,

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from ..data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
-from ..envs.clrp.generator import PRESETS, CLRPGenerator, generate_dataset, load_dataset
+from ..envs.clrp import PRESETS, CLRPGenerator, generate_dataset, load_dataset
 from .methods import EvalData
 
 #: Seed of generated evaluation instances when the spec gives none.

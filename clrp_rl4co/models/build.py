@@ -19,7 +19,7 @@ from rl4co.models import POMO, AttentionModel
 from tensordict import TensorDict
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.envs.clrp.generator import generate_dataset, load_dataset, save_dataset
+from clrp_rl4co.envs.clrp.dataset import generate_dataset, load_dataset, save_dataset
 from clrp_rl4co.policies import policy_config, rotate45_augmentation
 
 #: RL4CO algorithms by name: ``pomo`` (POMO: shared baseline over the N starts) and

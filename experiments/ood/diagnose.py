@@ -39,7 +39,7 @@ import torch
 
 from clrp_rl4co.data import CLRPSolution, tensordict_to_instances
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.envs.clrp.generator import load_dataset
+from clrp_rl4co.envs.clrp.dataset import load_dataset
 from clrp_rl4co.models import decode_batch
 from clrp_rl4co.policies import load_policy
 from clrp_rl4co.solvers import solve

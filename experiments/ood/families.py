@@ -1,7 +1,7 @@
 """Synthetic out-of-distribution CLRP families for the diagnosis of issue 16.
 
 Each family is a small seeded test set (``datasets/ood/<name>.npz``, written with
-:func:`clrp_rl4co.envs.clrp.generator.save_dataset`) built to look like an instance class a
+:func:`clrp_rl4co.envs.clrp.dataset.save_dataset`) built to look like an instance class a
 user may bring, or to change exactly one input of the DRLHQ paper's ``clrp100`` distribution:
 
 * ``c100_*``: one factor at a time. The same 12 ``clrp100`` instances (generator seed 160100)
@@ -40,7 +40,7 @@ import numpy as np
 from tensordict import TensorDict
 
 from clrp_rl4co.data import CLRPInstance, instances_to_tensordict, tensordict_to_instances
-from clrp_rl4co.envs.clrp.generator import (
+from clrp_rl4co.envs.clrp import (
     CLRPGenerator,
     dataset_checksum,
     generate_dataset,

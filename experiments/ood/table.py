@@ -55,7 +55,7 @@ if __package__ in (None, ""):  # run as a file: make the harness importable
     sys.path.insert(0, str(ROOT))
 
 from clrp_rl4co.data import CLRPSolution, tensordict_to_instances  # noqa: E402
-from clrp_rl4co.envs.clrp.generator import load_dataset  # noqa: E402
+from clrp_rl4co.envs.clrp.dataset import load_dataset  # noqa: E402
 from clrp_rl4co.evaluation import (  # noqa: E402
     EvalData,
     InstanceResult,

@@ -1,31 +1,29 @@
-from .costs import round_cost, round_cost_np
+from .costs import cost_parts, round_cost, round_cost_np
+from .dataset import dataset_checksum, dataset_seed, generate_dataset, load_dataset, save_dataset
 from .env import CLRPEnv
-from .generator import (
-    PRESETS,
-    CLRPGenerator,
-    dataset_checksum,
-    dataset_seed,
-    generate_dataset,
-    instance_tensordict,
-    load_dataset,
-    save_dataset,
-)
+from .generator import PRESETS, CLRPGenerator, PresetSampler, register_preset, size_rule
+from .instance import INSTANCE_KEYS, instance_tensordict
 from .render import render
 from .validity import check_instance_validity, check_solution_validity
 
 __all__ = [
+    "INSTANCE_KEYS",
     "PRESETS",
     "CLRPEnv",
     "CLRPGenerator",
+    "PresetSampler",
     "check_instance_validity",
     "check_solution_validity",
+    "cost_parts",
     "dataset_checksum",
     "dataset_seed",
     "generate_dataset",
     "instance_tensordict",
     "load_dataset",
+    "register_preset",
     "render",
     "round_cost",
     "round_cost_np",
     "save_dataset",
+    "size_rule",
 ]

@@ -7,9 +7,11 @@ from rl4co.envs.common.base import RL4COEnvBase
 from tensordict import TensorDict
 from torchrl.data import Bounded, Composite, Unbounded
 
-from .costs import round_cost
-from .generator import INSTANCE_KEYS, CLRPGenerator, load_dataset
-from .render import render
+from .costs import cost_parts, round_cost
+from .dataset import load_dataset
+from .generator import CLRPGenerator
+from .instance import INSTANCE_KEYS
+from .render import finished_cost_parts, plotted_solution, render
 from .validity import (
     CAPACITY_TOLERANCE,
     PADDING_ACTION,
@@ -371,20 +373,10 @@ class CLRPEnv(RL4COEnvBase):
     def cost_parts(td: TensorDict) -> dict[str, torch.Tensor]:
         """Objective parts of a (final) state, float64 [B], in the instance's units.
 
-        ``penalty`` is the dead-end penalty (0 for feasible instances); ``total`` sums all.
+        ``penalty`` is the dead-end penalty (0 for feasible instances); ``total`` sums all
+        (:func:`~.costs.cost_parts`).
         """
-        unserved = (~td["served"]).sum(-1).double()
-        penalty = torch.where(
-            td["infeasible"].reshape(-1), unserved * td["infeasible_penalty"], 0.0
-        )
-        parts = {
-            "opening": td["cost_opening"],
-            "vehicles": td["cost_vehicles"],
-            "routing": td["cost_routing"],
-            "penalty": penalty,
-        }
-        parts["total"] = parts["opening"] + parts["vehicles"] + parts["routing"] + penalty
-        return parts
+        return cost_parts(td)
 
     def _get_reward(self, td: TensorDict, actions: torch.Tensor | None = None) -> torch.Tensor:
         """Negative total cost (float32 [B]) of the final state ``td``.
@@ -450,9 +442,27 @@ class CLRPEnv(RL4COEnvBase):
         return torch.where(selection_mask[:, None], new_actions, cur_actions)
 
     # ------------------------------------------------------------------ rendering
-    @staticmethod
-    def render(td: TensorDict, actions: torch.Tensor | None = None, ax=None, **kwargs):
-        return render(td, actions, ax=ax, **kwargs)
+    def render(
+        self,
+        td: TensorDict,
+        actions: torch.Tensor | None = None,
+        ax=None,
+        index: int = 0,
+        **kwargs,
+    ):
+        """Draw instance ``index`` of ``td`` and the solution ``actions`` (:func:`render`).
+
+        With ``actions``, the title shows the solution's cost parts: read from ``td`` when it
+        is the finished state the actions led to, else priced by replaying the actions of that
+        instance (:meth:`rollout_actions`); ``costs=`` or ``title=`` given explicitly wins.
+        Returns the axes.
+        """
+        if actions is not None and kwargs.get("costs") is None and kwargs.get("title") is None:
+            instance, row = plotted_solution(td, actions, index)
+            if finished_cost_parts(instance) is None:
+                final = self.rollout_actions(instance, row.reshape(1, -1))
+                kwargs["costs"] = cost_parts(final)
+        return render(td, actions, ax=ax, index=index, **kwargs)
 
     def _make_spec(self, generator: CLRPGenerator) -> None:
         num_depots, num_customers = generator.num_depots, generator.num_loc

@@ -1,18 +1,20 @@
-"""Random CLRP instances (the DRLHQ synthetic distribution) and seeded ``.npz`` datasets."""
+"""Random CLRP instances: the DRLHQ paper's distribution (presets ``clrp10`` ... ``clrp500``
+and :func:`size_rule` for any size), and a hook for presets beyond it (:func:`register_preset`)."""
 
 from __future__ import annotations
 
-import hashlib
+import difflib
+import inspect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from pathlib import Path
 
 import numpy as np
 import torch
 from rl4co.envs.common.utils import Generator, get_sampler
 from tensordict import TensorDict
-from torch.distributions import Uniform
+from torch.distributions import Exponential, Normal, Poisson, Uniform
+
+from .instance import instance_tensordict
 
 #: Presets of the DRLHQ paper (Miao et al.): customers, depots, depot capacity range and
 #: opening-cost range; demand is an integer in {10..19}, vehicle capacity 70, fixed cost 1.
@@ -27,80 +29,6 @@ PRESETS: dict[str, dict] = {
     "clrp400": dict(num_loc=400, num_depots=30, depot_capacity=(500, 900), opening_cost=(5, 15)),
     "clrp500": dict(num_loc=500, num_depots=30, depot_capacity=(500, 900), opening_cost=(5, 15)),
 }
-
-#: Keys of an instance TensorDict (generator output, dataset file, env input).
-INSTANCE_KEYS = (
-    "locs",
-    "cost_locs",
-    "depot_capacity",
-    "opening_cost",
-    "demand",
-    "vehicle_capacity",
-    "vehicle_fixed_cost",
-    "rounded_costs",
-)
-
-
-def instance_tensordict(
-    locs,
-    depot_capacity,
-    opening_cost,
-    demand,
-    vehicle_capacity,
-    vehicle_fixed_cost,
-    cost_locs=None,
-    rounded_costs=None,
-    device=None,
-) -> TensorDict:
-    """An instance TensorDict (the keys of :data:`INSTANCE_KEYS`), as the generator returns it
-    and the env reads it; use it to build batches of instances from any other source.
-
-    Args:
-        locs: [..., D+N, 2] coordinates, depots first (the network input).
-        depot_capacity, opening_cost: [..., D]; demand: [..., N].
-        vehicle_capacity, vehicle_fixed_cost: a number (every instance) or one per instance
-            ([...] or [..., 1]).
-        cost_locs: [..., D+N, 2] coordinates the cost is computed from (default: ``locs``).
-        rounded_costs: bool, or [...] bools (default False): ``ceil(100 d)`` arc costs.
-        device: default: ``locs``'s device (CPU for arrays).
-
-    Any array-like is accepted. ``cost_locs`` is float64, ``rounded_costs`` bool and every
-    other entry float32; ``vehicle_capacity`` and ``vehicle_fixed_cost`` are [..., 1]. The
-    batch shape ``...`` is ``depot_capacity``'s; nothing is validated here (the env's reset
-    does it, :func:`check_instance_validity`).
-    """
-    if device is None:
-        device = locs.device if isinstance(locs, torch.Tensor) else "cpu"
-
-    def tensor(value, dtype=torch.float32):
-        return torch.as_tensor(value, dtype=dtype, device=device)
-
-    capacity = tensor(depot_capacity)
-    batch = capacity.shape[:-1]
-
-    def per_instance(value, dtype=torch.float32):
-        """[...] values from a number or one value per instance ([...] or [..., 1])."""
-        value = tensor(value, dtype)
-        return value.expand(batch).clone() if value.dim() == 0 else value.reshape(batch)
-
-    locs = tensor(locs)
-    return TensorDict(
-        {
-            "locs": locs,
-            "cost_locs": locs.double() if cost_locs is None else tensor(cost_locs, torch.float64),
-            "depot_capacity": capacity,
-            "opening_cost": tensor(opening_cost),
-            "demand": tensor(demand),
-            "vehicle_capacity": per_instance(vehicle_capacity)[..., None],
-            "vehicle_fixed_cost": per_instance(vehicle_fixed_cost)[..., None],
-            "rounded_costs": per_instance(
-                False if rounded_costs is None else rounded_costs, torch.bool
-            ),
-        },
-        batch_size=batch,
-        device=device,
-    )
-
 
 #: Rounds of demand-and-capacity redraws for instances that first-fit decreasing cannot pack
 #: (only possible with user-given capacity ranges, demands or ``tight_capacity``).
@@ -175,6 +103,122 @@ def ffd_feasible(demand: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
     return ok.reshape(batch)
 
 
+def packable(demand: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
+    """Whether each instance can be served: :func:`ffd_feasible`, with the sure cases decided
+    without the packing loop: total capacity at least total demand + D * largest demand (yes,
+    see :func:`size_rule`) or below total demand (no).
+
+    Args:
+        demand: [..., N] customer demands; capacity: [..., D] depot capacities.
+
+    Returns:
+        bool [...].
+    """
+    total_capacity, total_demand = capacity.sum(-1), demand.sum(-1)
+    ok = total_capacity >= total_demand + capacity.shape[-1] * demand.amax(-1)
+    unsure = ~ok & (total_capacity >= total_demand)
+    if unsure.any():
+        ok[unsure] = ffd_feasible(demand[unsure], capacity[unsure])
+    return ok
+
+
+#: Arguments of the paper's distribution that a registered preset's sampler receives
+#: (:class:`PresetSampler`); it raises ``ValueError`` for those it replaces when they are given.
+DISTRIBUTION_ARGUMENTS = (
+    "min_demand",
+    "max_demand",
+    "vehicle_capacity",
+    "vehicle_fixed_cost",
+    "min_depot_capacity",
+    "max_depot_capacity",
+    "min_opening_cost",
+    "max_opening_cost",
+    "tight_capacity",
+    "loc_distribution",
+    "depot_distribution",
+)
+
+
+class PresetSampler:
+    """A preset beyond the paper's: its own distribution of whole instances.
+
+    Registered with :func:`register_preset` under a name, it is selected by
+    ``CLRPGenerator(preset=name)``; its options are the generator keyword named like the
+    preset (``CLRPGenerator(preset=name, **{name: options})``, in Hydra
+    ``+env.generator_params.<name>={...}``). The generator builds ``cls(options, **given)``:
+    ``options`` is that keyword's value (None when not given) and ``given`` holds the
+    generator's :data:`DISTRIBUTION_ARGUMENTS` as the user passed them (or their defaults);
+    the constructor raises ``ValueError`` naming any it cannot honour.
+
+    While ``generator.draw_num_loc`` is True (no ``num_loc`` given) the sampler chooses the
+    size of each call; otherwise it draws ``generator.num_loc`` customers.
+    ``generator.num_depots`` (see :meth:`CLRPGenerator.explicit_value`), ``min_loc`` and
+    ``max_loc`` are the generator's.
+    """
+
+    def __init__(self, options, **given):
+        raise NotImplementedError
+
+    def bounds(self, side: float) -> dict[str, float]:
+        """The largest instance and the extreme values drawn (the env's observation spec):
+        ``num_loc`` (largest ``N``), ``min_demand``, ``max_demand``, ``vehicle_capacity``
+        (largest) and ``vehicle_fixed_cost`` (largest), for coordinates on a square of side
+        ``side``."""
+        raise NotImplementedError
+
+    def sample(self, generator: CLRPGenerator, batch_size: list[int]) -> TensorDict:
+        """A batch of instances (:func:`~.instance.instance_tensordict`) for ``generator``."""
+        raise NotImplementedError
+
+
+#: Presets registered beyond :data:`PRESETS`: name -> :class:`PresetSampler` subclass.
+PRESET_SAMPLERS: dict[str, type[PresetSampler]] = {}
+
+
+def register_preset(name: str, sampler: type[PresetSampler]) -> None:
+    """Make ``CLRPGenerator(preset=name)`` draw from ``sampler`` (see :class:`PresetSampler`).
+
+    Registering the same class again under its name is a no-op; any other clash (a paper
+    preset's name, a name taken by another class, or a constructor parameter of
+    :class:`CLRPGenerator`) raises ``ValueError``.
+    """
+    taken = PRESET_SAMPLERS.get(name)
+    if name in PRESETS or name in _PARAMETERS or (taken is not None and taken is not sampler):
+        raise ValueError(f"preset: the name {name!r} is taken")
+    PRESET_SAMPLERS[name] = sampler
+
+
+def known_presets() -> list[str]:
+    """The presets ``CLRPGenerator(preset=...)`` accepts: :data:`PRESETS`, then the
+    registered ones."""
+    return [*PRESETS, *PRESET_SAMPLERS]
+
+
+#: Keyword arguments RL4CO's ``get_sampler`` reads for the location samplers
+#: (``loc_distribution`` / ``depot_distribution``: ``"normal"``, ``"cluster"``, ...), and
+#: ready-made samplers in their place.
+SAMPLER_ARGUMENTS = frozenset(
+    {
+        *(f"{var}_{arg}" for var in ("loc", "depot") for arg in ("mean", "std", "rate")),
+        "num_modes",
+        "cdist",
+        "n_cluster",
+        "n_cluster_mix",
+        "loc_sampler",
+        "depot_sampler",
+    }
+)
+
+
+def _takes_any_keyword(distribution) -> bool:
+    """Whether RL4CO's ``get_sampler`` calls ``distribution(**kwargs)`` with every extra
+    keyword (a callable that is none of the distributions it knows by name)."""
+    if isinstance(distribution, (int, float, str)):
+        return False
+    known = (Uniform, Normal, Exponential, Poisson)
+    return callable(distribution) and not any(distribution is d for d in known)
+
+
 class _RuleDefault:
     """A generator attribute that is the user's value when set (not None) and otherwise
     :func:`size_rule`'s entry ``key`` (item ``index`` of a range) for the current ``num_loc``."""
@@ -225,23 +269,25 @@ class CLRPGenerator(Generator):
     needs no redraw consumes the random numbers exactly as a plain draw). If some still fail
     after :data:`MAX_REDRAW_ROUNDS` rounds, ``ValueError`` names the parameters to change.
 
-    Preset ``"mixed"`` is not the paper's: every instance is drawn from the ranges of
-    :class:`MixedRanges` (``mixed=dict(...)`` overrides them): vehicle capacity, demand
-    range, fixed and opening costs, depot capacities from tight to uncapacitated, uniform /
-    clustered / mixed layouts, and (unless ``num_loc`` is given) the number of customers
-    ``N`` (20-200) and depots drawn anew at each call. A call's instances share ``N`` and
-    ``D`` (one TensorDict); RL4CO draws an epoch's training data in one call, so ``N``
-    changes per epoch: use small epochs (``train_data_size`` a few batches) to vary it
-    often. While ``draw_num_loc`` is True (no ``num_loc`` given), setting ``num_loc`` in
-    place (RL4CO's Reptile callback) does not fix the size: set ``draw_num_loc = False`` too.
-    The scalar demand, capacity and cost arguments and the samplers are then not
-    used (giving one raises ``ValueError``); ``num_loc``, ``min_demand``, ``max_demand``,
-    ``vehicle_capacity`` and ``vehicle_fixed_cost`` hold the ranges' largest (smallest
-    demand) values, for the env's observation spec.
+    Presets beyond the paper's are plugged in with :func:`register_preset` (a
+    :class:`PresetSampler` draws whole instances; e.g. the clrp-rl4co package registers
+    ``"mixed"``, a wide training distribution, when it is imported): ``preset=name`` selects
+    one and the keyword named like it carries its options (``mixed=dict(num_loc=(20, 100))``).
+    Without ``num_loc`` such a preset may draw ``N`` anew at each call (``draw_num_loc`` is
+    True; setting ``num_loc`` in place, as RL4CO's Reptile callback does, then does not fix
+    the size: set ``draw_num_loc = False`` too). ``num_loc``, ``min_demand``, ``max_demand``,
+    ``vehicle_capacity`` and ``vehicle_fixed_cost`` then hold its largest (smallest demand)
+    values, for the env's observation spec.
+
+    Unknown keyword arguments raise ``ValueError`` naming them and the accepted ones: the
+    parameters below, the sampler arguments RL4CO's ``get_sampler`` reads
+    (:data:`SAMPLER_ARGUMENTS`: ``n_cluster``, ``loc_mean``, ...) and the option keyword of
+    each registered preset; with a custom callable ``loc_distribution`` or
+    ``depot_distribution`` every extra keyword is passed on to it.
 
     Args:
         preset: one of :data:`PRESETS` (``clrp10`` ... ``clrp500``): the default ``num_loc``;
-            or ``"mixed"`` (see above).
+            or a registered preset (:func:`known_presets`, see above).
         num_loc: number of customers ``N`` (wins over ``preset``).
         num_depots: number of candidate depots ``D`` (default: :func:`size_rule`).
         min_loc, max_loc: coordinate range (unit square by default).
@@ -255,7 +301,6 @@ class CLRPGenerator(Generator):
             (default: :func:`size_rule`).
         tight_capacity: ``None`` or ``(low, high)``: rescale each instance's depot capacities so
             that their total is ``U(low, high)`` times its total demand (e.g. ``(1.05, 1.2)``).
-        mixed: preset ``"mixed"`` only: a :class:`MixedRanges` or a dict of its fields.
 
     Returns (``generator(batch_size)``), a TensorDict with:
         locs [B, D+N, 2]: coordinates, depots first (the network input, augmentable);
@@ -282,37 +327,38 @@ class CLRPGenerator(Generator):
         min_opening_cost: float | None = None,
         max_opening_cost: float | None = None,
         tight_capacity: tuple[float, float] | None = None,
-        mixed: dict | MixedRanges | None = None,
         **kwargs,
     ):
-        if preset is not None and preset not in PRESETS and preset != "mixed":
-            raise ValueError(
-                f"preset: unknown preset {preset!r}; choose one of {[*PRESETS, 'mixed']}"
-            )
+        if preset is not None and preset not in known_presets():
+            raise ValueError(f"preset: unknown preset {preset!r}; choose one of {known_presets()}")
+        options = _check_keywords(preset, kwargs, loc_distribution, depot_distribution)
         self.preset = preset
-        self.mixed = mixed_ranges(
-            preset,
-            mixed,
-            min_demand=min_demand,
-            max_demand=max_demand,
-            vehicle_capacity=vehicle_capacity,
-            vehicle_fixed_cost=vehicle_fixed_cost,
-            min_depot_capacity=min_depot_capacity,
-            max_depot_capacity=max_depot_capacity,
-            min_opening_cost=min_opening_cost,
-            max_opening_cost=max_opening_cost,
-            tight_capacity=tight_capacity,
-            loc_distribution=loc_distribution,
-            depot_distribution=depot_distribution,
-        )
-        #: preset "mixed" without num_loc: N (and D) drawn anew at each call
-        self.draw_num_loc = self.mixed is not None and num_loc is None
+        #: the registered preset's sampler (:class:`PresetSampler`); None for the paper's
+        self.preset_sampler = None
+        if preset in PRESET_SAMPLERS:
+            given = dict(
+                min_demand=min_demand,
+                max_demand=max_demand,
+                vehicle_capacity=vehicle_capacity,
+                vehicle_fixed_cost=vehicle_fixed_cost,
+                min_depot_capacity=min_depot_capacity,
+                max_depot_capacity=max_depot_capacity,
+                min_opening_cost=min_opening_cost,
+                max_opening_cost=max_opening_cost,
+                tight_capacity=tight_capacity,
+                loc_distribution=loc_distribution,
+                depot_distribution=depot_distribution,
+            )
+            self.preset_sampler = PRESET_SAMPLERS[preset](options, **given)
+        #: a registered preset without num_loc: N (and D) drawn anew at each call
+        self.draw_num_loc = self.preset_sampler is not None and num_loc is None
         default_size = PRESETS[preset if preset in PRESETS else "clrp20"]["num_loc"]
-        if self.mixed is not None:  # the ranges' largest values (the env's observation spec)
-            default_size = self.mixed.num_loc[1]
-            min_demand, max_demand = self.mixed.demand_bounds()
-            vehicle_capacity = self.mixed.vehicle_capacity_bound()
-            vehicle_fixed_cost = self.mixed.fixed_cost[1] * (max_loc - min_loc)
+        if self.preset_sampler is not None:  # its largest values (the env's observation spec)
+            bounds = self.preset_sampler.bounds(max_loc - min_loc)
+            default_size = bounds["num_loc"]
+            min_demand, max_demand = bounds["min_demand"], bounds["max_demand"]
+            vehicle_capacity = bounds["vehicle_capacity"]
+            vehicle_fixed_cost = bounds["vehicle_fixed_cost"]
         self.num_loc = int(num_loc if num_loc is not None else default_size)
         # None: follow size_rule(self.num_loc) at draw time; a value: the user's, always wins
         self.num_depots = num_depots
@@ -340,6 +386,11 @@ class CLRPGenerator(Generator):
     max_depot_capacity = _RuleDefault("depot_capacity", 1)
     min_opening_cost = _RuleDefault("opening_cost", 0)
     max_opening_cost = _RuleDefault("opening_cost", 1)
+
+    def explicit_value(self, name: str):
+        """The value given for the size-derived attribute ``name`` (``num_depots``,
+        ``min_depot_capacity``, ...), or None where it follows :func:`size_rule`."""
+        return self.__dict__.get("_" + name)
 
     def _validate(self) -> None:
         checks = [
@@ -389,21 +440,10 @@ class CLRPGenerator(Generator):
         total_demand = demand.sum(-1, keepdim=True)
         return capacity / capacity.sum(-1, keepdim=True) * total_demand * ratio
 
-    def _packable(self, demand: torch.Tensor, capacity: torch.Tensor) -> torch.Tensor:
-        """First-fit-decreasing feasibility; the sure cases skip the packing loop: total
-        capacity at least total demand + D * largest demand (yes, see :func:`size_rule`) or
-        below total demand (no)."""
-        total_capacity, total_demand = capacity.sum(-1), demand.sum(-1)
-        ok = total_capacity >= total_demand + capacity.shape[-1] * demand.amax(-1)
-        unsure = ~ok & (total_capacity >= total_demand)
-        if unsure.any():
-            ok[unsure] = ffd_feasible(demand[unsure], capacity[unsure])
-        return ok
-
     def _generate(self, batch_size) -> TensorDict:
         self._validate()  # num_loc may have been changed in place since __init__
-        if self.mixed is not None:
-            return _generate_mixed(self, list(batch_size))
+        if self.preset_sampler is not None:
+            return self.preset_sampler.sample(self, list(batch_size))
         batch = list(batch_size)
         n, d = int(self.num_loc), self.num_depots
         depot_locs = self.depot_sampler.sample((*batch, d, 2))
@@ -418,7 +458,7 @@ class CLRPGenerator(Generator):
             capacity = self._tighten(capacity, demand)
         # redraw demand and capacity of (only) the instances that cannot be packed; nothing
         # is drawn when all can, so such batches keep their random numbers (and checksums)
-        ok = self._packable(demand, capacity)
+        ok = packable(demand, capacity)
         for _ in range(MAX_REDRAW_ROUNDS):
             if ok.all():
                 break
@@ -427,7 +467,7 @@ class CLRPGenerator(Generator):
             if self.tight_capacity is not None:
                 new_capacity = self._tighten(new_capacity, new_demand)
             demand[~ok], capacity[~ok] = new_demand, new_capacity
-            ok[~ok] = self._packable(new_demand, new_capacity)
+            ok[~ok] = packable(new_demand, new_capacity)
         if not ok.all():
             raise ValueError(
                 f"depot_capacity: {int((~ok).sum())} of {ok.numel()} instances cannot be "
@@ -443,366 +483,24 @@ class CLRPGenerator(Generator):
         )
 
 
-def dataset_checksum(arrays: dict[str, np.ndarray]) -> str:
-    """SHA-256 over the instance arrays (key names, dtypes, shapes and bytes, keys sorted)."""
-    h = hashlib.sha256()
-    for key in sorted(arrays):
-        arr = np.ascontiguousarray(arrays[key])
-        h.update(f"{key}|{arr.dtype.str}|{arr.shape}|".encode())
-        h.update(arr.tobytes())
-    return h.hexdigest()
+#: Named parameters of :class:`CLRPGenerator`.
+_PARAMETERS = frozenset(inspect.signature(CLRPGenerator.__init__).parameters) - {"self", "kwargs"}
 
 
-def generate_dataset(generator: CLRPGenerator, size: int, seed: int) -> TensorDict:
-    """``size`` instances drawn with a private, seeded RNG (the global RNG is left untouched)."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return generator(size)
-
-
-def save_dataset(
-    td: TensorDict, path: str | Path, seed: int | None = None, compress: bool = False
-) -> str:
-    """Save an instance TensorDict to ``.npz`` with its seed and checksum; returns the checksum.
-
-    With ``compress=True`` the file is zip-compressed and ``cost_locs`` is left out when it
-    equals ``locs`` in float64 (generated instances); :func:`load_dataset` restores it, and the
-    checksum is the same either way (it covers every key of :data:`INSTANCE_KEYS`).
-    """
-    arrays = {k: td[k].detach().cpu().numpy() for k in INSTANCE_KEYS}
-    checksum = dataset_checksum(arrays)
-    meta = {
-        "meta_checksum": np.array(checksum),
-        "meta_seed": np.array(-1 if seed is None else int(seed)),
-    }
-    if compress:
-        if np.array_equal(arrays["cost_locs"], arrays["locs"].astype(np.float64)):
-            del arrays["cost_locs"]
-        np.savez_compressed(path, **arrays, **meta)
-    else:
-        np.savez(path, **arrays, **meta)
-    return checksum
-
-
-def load_dataset(path: str | Path, verify: bool = True) -> TensorDict:
-    """Load a dataset written by :func:`save_dataset`; raises ``ValueError`` on a bad checksum.
-
-    Files with only some of the instance keys (e.g. written by other tools) must hold at least
-    ``locs``, ``depot_capacity``, ``opening_cost``, ``demand``, ``vehicle_capacity`` and
-    ``vehicle_fixed_cost``; ``cost_locs`` defaults to ``locs`` and ``rounded_costs`` to False.
-    """
-    with np.load(path) as data:
-        arrays = {k: data[k] for k in data.files if not k.startswith("meta_")}
-        checksum = str(data["meta_checksum"]) if "meta_checksum" in data.files else None
-    missing = [
-        k for k in INSTANCE_KEYS if k not in arrays and k not in ("cost_locs", "rounded_costs")
-    ]
-    if missing:
-        raise ValueError(f"{path}: missing arrays {missing}")
-    batch = arrays["locs"].shape[0]
-    arrays.setdefault("cost_locs", arrays["locs"].astype(np.float64))
-    arrays.setdefault("rounded_costs", np.zeros(batch, dtype=bool))
-    if verify and checksum is not None and dataset_checksum(arrays) != checksum:
-        raise ValueError(f"{path}: checksum mismatch (file modified or truncated)")
-    tensors = {k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items()}
-    for key in ("vehicle_capacity", "vehicle_fixed_cost"):
-        if tensors[key].dim() == 1:
-            tensors[key] = tensors[key][:, None]
-    return TensorDict(tensors, batch_size=[batch])
-
-
-def dataset_seed(path: str | Path) -> int | None:
-    """The seed recorded in a dataset file (None if not recorded)."""
-    with np.load(path) as data:
-        if "meta_seed" not in data.files:
-            return None
-        seed = int(data["meta_seed"])
-    return None if seed < 0 else seed
-
-
-# ------------------------------------------------------------------------- preset "mixed"
-#: Customer layouts of preset ``"mixed"``: every customer uniform; every customer in Gaussian
-#: clusters; each customer clustered with probability 1/2, else uniform.
-MIXED_LAYOUTS = ("uniform", "cluster", "mixed")
-
-
-@dataclass(frozen=True)
-class MixedRanges:
-    """The ranges of ``CLRPGenerator(preset="mixed")``: a training distribution that covers
-    instance classes beyond the DRLHQ paper's (other vehicle capacities, fixed and opening
-    costs, depot capacities from tight to uncapacitated, clustered layouts, 20-200 customers).
-
-    Per generator call (all instances of a batch have the same shape, RL4CO's batches):
-
-    * ``N``: integer uniform in ``num_loc`` (unless the generator's ``num_loc`` is given);
-    * ``D``: the generator's ``num_depots`` if given, else integer uniform in ``num_depots``,
-      else in :func:`mixed_num_depots` ``(N)`` (3-5 depots at ``N = 20``, 5-20 at 100,
-      10-20 at 200).
-
-    Per instance (``L = max_loc - min_loc`` is the side of the square, the distance unit):
-
-    * layout: one of :data:`MIXED_LAYOUTS` with probabilities ``layouts`` (weights); clusters:
-      ``k`` integer uniform in ``num_clusters`` centres uniform in the square's middle 80 %,
-      each with its standard deviation ``U(cluster_std) x L``; a point outside the square is
-      redrawn (never clipped). Depots are uniform in the square;
-    * demand: integer uniform in ``{a, ..., a + w}`` with ``a`` integer uniform in
-      ``demand_low`` and ``w`` in ``demand_width``;
-    * vehicle capacity ``q = ceil(r x (a + w / 2))``, ``r`` log-uniform in
-      ``customers_per_route`` (about ``r`` customers fill a vehicle; ``r >= 2`` makes every
-      demand fit, ``q >= a + w``);
-    * fixed cost ``F``: 0 with probability ``zero_fixed_cost``, else log-uniform in
-      ``fixed_cost x L``;
-    * opening costs ``O_i = o (1 + s u_i)``: ``o`` log-uniform in ``opening_cost x L``,
-      ``s = 0`` (every depot costs the same, as in Tuzun-Burke-like classes) with probability
-      ``equal_opening_cost``, else uniform in ``opening_cost_spread``; ``u_i`` uniform in
-      ``[-1, 1]``;
-    * depot capacities, with ``T`` the instance's total demand: with probability
-      ``uncapacitated`` every ``Q_i = kappa T`` (``kappa`` uniform in ``uncapacitated_factor``:
-      each depot alone can serve everyone); else ``Q_i = rho T w_i / sum_k w_k`` with ``rho``
-      log-uniform in ``capacity_ratio`` (total capacity / total demand; 1.05 is tight) and
-      ``w_i`` uniform in ``capacity_weight``. Capacities that first-fit decreasing cannot fill
-      with the demands are redrawn (``rho`` and ``w``; rejection sampling, so the instance
-      follows the ranges conditioned on being servable).
-
-    The defaults cover the paper's presets (``q / mean demand`` 4.8, ``F / L`` 1,
-    ``O_i / L`` 1-15, total capacity / demand 3.4-9.6), Tuzun-Burke-like classes (``r``
-    about 10, ``F / L`` 0.1, ``O / L`` 1, each ``Q_i = 2T``, clustered) and classes without
-    fixed cost. Ranges are validated on construction (``ValueError`` naming the field).
-    """
-
-    num_loc: tuple[int, int] = (20, 200)
-    num_depots: tuple[int, int] | None = None
-    layouts: dict = field(default_factory=lambda: {"uniform": 1.0, "cluster": 1.0, "mixed": 1.0})
-    num_clusters: tuple[int, int] = (2, 8)
-    cluster_std: tuple[float, float] = (0.03, 0.10)
-    demand_low: tuple[int, int] = (1, 20)
-    demand_width: tuple[int, int] = (0, 30)
-    customers_per_route: tuple[float, float] = (3.0, 16.0)
-    fixed_cost: tuple[float, float] = (0.01, 3.0)
-    zero_fixed_cost: float = 0.2
-    opening_cost: tuple[float, float] = (0.1, 30.0)
-    opening_cost_spread: tuple[float, float] = (0.0, 0.5)
-    equal_opening_cost: float = 0.15
-    capacity_ratio: tuple[float, float] = (1.05, 10.0)
-    capacity_weight: tuple[float, float] = (0.5, 1.5)
-    uncapacitated: float = 0.25
-    uncapacitated_factor: tuple[float, float] = (1.0, 3.0)
-
-    def __post_init__(self):
-        def bad(name: str, rule: str):
-            return ValueError(f"mixed.{name}: need {rule}, got {getattr(self, name)!r}")
-
-        integer_ranges = {
-            "num_loc": 1,
-            "num_depots": 1,
-            "num_clusters": 1,
-            "demand_low": 1,
-            "demand_width": 0,
-        }
-        real_ranges = {  # name: (smallest low, low may equal it, largest high or None)
-            "cluster_std": (0.0, False, None),
-            "customers_per_route": (2.0, True, None),
-            "fixed_cost": (0.0, False, None),
-            "opening_cost": (0.0, False, None),
-            "opening_cost_spread": (0.0, True, 1.0),
-            "capacity_ratio": (1.0, True, None),
-            "capacity_weight": (0.0, False, None),
-            "uncapacitated_factor": (1.0, True, None),
-        }
-        for name in (*integer_ranges, *real_ranges):
-            value = getattr(self, name)
-            if value is None and name == "num_depots":
-                continue
-            try:
-                low, high = (float(v) for v in value)
-            except (TypeError, ValueError):
-                raise bad(name, "a pair (low, high) of numbers") from None
-            if name in integer_ranges:
-                smallest = integer_ranges[name]
-                if not (low == int(low) and high == int(high) and smallest <= low <= high):
-                    raise bad(name, f"integers {smallest} <= low <= high")
-                object.__setattr__(self, name, (int(low), int(high)))
-                continue
-            smallest, closed, largest = real_ranges[name]
-            ok = math.isfinite(low) and math.isfinite(high) and low <= high
-            ok = ok and (low >= smallest if closed else low > smallest)
-            ok = ok and (largest is None or high <= largest)
-            if not ok:
-                rule = f"finite {smallest} {'<=' if closed else '<'} low <= high"
-                raise bad(name, rule + ("" if largest is None else f" <= {largest}"))
-            object.__setattr__(self, name, (low, high))
-        for name in ("zero_fixed_cost", "equal_opening_cost", "uncapacitated"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
-                raise bad(name, "a probability in [0, 1]")
-        layouts = dict(self.layouts)
-        unknown = set(layouts) - set(MIXED_LAYOUTS)
-        if unknown:
-            raise bad("layouts", f"keys among {MIXED_LAYOUTS} (unknown {sorted(unknown)})")
-        weights = [layouts.get(k, 0.0) for k in MIXED_LAYOUTS]
-        if not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
-            raise bad("layouts", "finite non-negative weights with a positive sum")
-        object.__setattr__(self, "layouts", dict(zip(MIXED_LAYOUTS, map(float, weights))))
-
-    def demand_bounds(self) -> tuple[int, int]:
-        """The smallest and largest demand the ranges allow."""
-        return self.demand_low[0], self.demand_low[1] + self.demand_width[1]
-
-    def vehicle_capacity_bound(self) -> float:
-        """The largest vehicle capacity the ranges allow."""
-        largest_mean = self.demand_low[1] + self.demand_width[1] / 2
-        return float(math.ceil(self.customers_per_route[1] * largest_mean))
-
-
-def mixed_num_depots(num_loc: int) -> tuple[int, int]:
-    """Default range of depots for ``N`` customers under preset ``"mixed"``:
-    ``low = max(3, ceil(N / 20))``, ``high = max(low, min(20, max(5, ceil(N / 5))))``."""
-    low = max(3, math.ceil(num_loc / 20))
-    return low, max(low, min(20, max(5, math.ceil(num_loc / 5))))
-
-
-#: Constructor defaults that preset ``"mixed"`` replaces by its ranges (giving another value
-#: with the preset is an error: it would not be used).
-_MIXED_REPLACES = dict(
-    min_demand=10,
-    max_demand=19,
-    vehicle_capacity=70.0,
-    vehicle_fixed_cost=1.0,
-    min_depot_capacity=None,
-    max_depot_capacity=None,
-    min_opening_cost=None,
-    max_opening_cost=None,
-    tight_capacity=None,
-    loc_distribution=Uniform,
-    depot_distribution=Uniform,
-)
-
-
-def mixed_ranges(
-    preset: str | None, mixed: dict | MixedRanges | None, **given
-) -> MixedRanges | None:
-    """The :class:`MixedRanges` of a generator (None unless ``preset == "mixed"``).
-
-    ``given`` are the generator's constructor arguments that the preset replaces
-    (:data:`_MIXED_REPLACES`); any of them away from its default raises ``ValueError`` naming
-    it, as does ``mixed`` without the preset or with unknown keys.
-    """
-    if preset != "mixed":
-        if mixed is not None:
-            raise ValueError(f"mixed: only read with preset='mixed', got preset={preset!r}")
-        return None
-    for name, value in given.items():
-        default = _MIXED_REPLACES[name]
-        if value is not default and value != default:
-            raise ValueError(
-                f"{name}: not used by preset='mixed' (got {value!r}); set its range in "
-                "mixed=dict(...) (MixedRanges)"
-            )
-    if isinstance(mixed, MixedRanges):
-        return mixed
-    known = {f.name for f in fields(MixedRanges)}
-    unknown = set(mixed or {}) - known
-    if unknown:
-        raise ValueError(f"mixed: unknown keys {sorted(unknown)}; MixedRanges has {sorted(known)}")
-    return MixedRanges(**(mixed or {}))
-
-
-def _randint(low: int, high: int, shape=()) -> torch.Tensor:
-    """Integers uniform in ``{low, ..., high}`` (both inclusive)."""
-    return torch.randint(int(low), int(high) + 1, shape)
-
-
-def _uniform(bounds: tuple[float, float], shape) -> torch.Tensor:
-    low, high = bounds
-    return low + (high - low) * torch.rand(shape)
-
-
-def _log_uniform(bounds: tuple[float, float], shape) -> torch.Tensor:
-    low, high = bounds
-    return torch.exp(math.log(low) + (math.log(high) - math.log(low)) * torch.rand(shape))
-
-
-def _clustered_unit(ranges: MixedRanges, b: int, n: int) -> torch.Tensor:
-    """[b, n, 2] points in the unit square around ``k`` Gaussian centres per instance."""
-    kmax = ranges.num_clusters[1]
-    k = _randint(*ranges.num_clusters, (b, 1))
-    centres = 0.1 + 0.8 * torch.rand(b, kmax, 2)
-    std = _uniform(ranges.cluster_std, (b, kmax))
-    which = (torch.rand(b, n) * k).long()  # uniform in {0, ..., k - 1}
-    mean = centres.gather(1, which[..., None].expand(-1, -1, 2))
-    sigma = std.gather(1, which)[..., None]
-    points = mean + sigma * torch.randn(b, n, 2)
-    outside = ((points < 0) | (points > 1)).any(-1)
-    while outside.any():  # rejection: redraw the points outside, never clip
-        count = int(outside.sum())
-        points[outside] = mean[outside] + sigma[outside] * torch.randn(count, 2)
-        outside = ((points < 0) | (points > 1)).any(-1)
-    return points
-
-
-def _mixed_capacity(ranges: MixedRanges, total: torch.Tensor, d: int) -> torch.Tensor:
-    """Depot capacities [b, D] for total demands ``total`` [b] (see :class:`MixedRanges`)."""
-    b = total.shape[0]
-    uncapacitated = torch.rand(b, 1) < ranges.uncapacitated
-    kappa = _uniform(ranges.uncapacitated_factor, (b, 1))
-    rho = _log_uniform(ranges.capacity_ratio, (b, 1))
-    weight = _uniform(ranges.capacity_weight, (b, d))
-    tight = rho * total[:, None] * weight / weight.sum(-1, keepdim=True)
-    return torch.where(uncapacitated, (kappa * total[:, None]).expand(-1, d), tight)
-
-
-def _generate_mixed(gen: CLRPGenerator, batch: list[int]) -> TensorDict:
-    """One batch of preset ``"mixed"`` (the draws of :class:`MixedRanges`)."""
-    ranges = gen.mixed
-    b = math.prod(batch)
-    n = int(_randint(*ranges.num_loc)) if gen.draw_num_loc else int(gen.num_loc)
-    if gen.__dict__.get("_num_depots") is not None:
-        d = int(gen.num_depots)
-    else:
-        d = int(_randint(*(ranges.num_depots or mixed_num_depots(n))))
-    low, side = gen.min_loc, gen.max_loc - gen.min_loc
-    # layout: 0 uniform, 1 cluster, 2 mixed (each customer clustered with probability 1/2)
-    weights = torch.tensor([ranges.layouts[k] for k in MIXED_LAYOUTS])
-    layout = torch.multinomial(weights, b, replacement=True)[:, None]
-    depots = torch.rand(b, d, 2)
-    uniform = torch.rand(b, n, 2)
-    clustered = _clustered_unit(ranges, b, n)
-    pick = (layout == 1) | ((layout == 2) & (torch.rand(b, n) < 0.5))
-    customers = torch.where(pick[..., None], clustered, uniform)
-    locs = low + side * torch.cat([depots, customers], dim=1)
-    # demand, vehicle capacity, costs
-    first = _randint(*ranges.demand_low, (b, 1))
-    width = _randint(*ranges.demand_width, (b, 1))
-    demand = (first + (torch.rand(b, n) * (width + 1)).long()).float()
-    route = _log_uniform(ranges.customers_per_route, (b,))
-    q = torch.ceil(route * (first[:, 0] + width[:, 0] / 2))
-    fixed = _log_uniform(ranges.fixed_cost, (b,)) * side
-    fixed = torch.where(torch.rand(b) < ranges.zero_fixed_cost, 0.0, fixed)
-    spread = _uniform(ranges.opening_cost_spread, (b, 1))
-    spread = torch.where(torch.rand(b, 1) < ranges.equal_opening_cost, 0.0, spread)
-    opening = _log_uniform(ranges.opening_cost, (b, 1)) * side
-    opening = opening * (1 + spread * (2 * torch.rand(b, d) - 1))
-    # depot capacities, redrawn where first-fit decreasing cannot serve the demands
-    total = demand.sum(-1)
-    capacity = _mixed_capacity(ranges, total, d)
-    ok = gen._packable(demand, capacity)
-    for _ in range(MAX_REDRAW_ROUNDS):
-        if ok.all():
-            break
-        capacity[~ok] = _mixed_capacity(ranges, total[~ok], d)
-        ok[~ok] = gen._packable(demand[~ok], capacity[~ok])
-    if not ok.all():
+def _check_keywords(preset: str | None, kwargs: dict, *distributions) -> object:
+    """Take the option keyword of ``preset`` out of ``kwargs`` and return its value (None when
+    absent); raise ``ValueError`` for another registered preset's options and for an unknown
+    keyword (with the accepted ones), unless a distribution takes any keyword."""
+    for name in PRESET_SAMPLERS:
+        if name != preset and name in kwargs:
+            raise ValueError(f"{name}: only read with preset={name!r}, got preset={preset!r}")
+    options = kwargs.pop(preset, None) if preset in PRESET_SAMPLERS else None
+    unknown = sorted(set(kwargs) - SAMPLER_ARGUMENTS)
+    if unknown and not any(_takes_any_keyword(d) for d in distributions):
+        accepted = sorted(_PARAMETERS | SAMPLER_ARGUMENTS | set(PRESET_SAMPLERS))
+        close = difflib.get_close_matches(unknown[0], accepted, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(
-            f"mixed.capacity_ratio: {int((~ok).sum())} of {b} instances cannot be served "
-            f"(first-fit decreasing fails) after {MAX_REDRAW_ROUNDS} rounds of capacity "
-            f"redraws with N={n}, D={d}, capacity_ratio={ranges.capacity_ratio}; raise its "
-            "low end or capacity_weight's, or use fewer depots"
+            f"{unknown[0]}: unknown generator parameter{hint}; accepted: {', '.join(accepted)}"
         )
-    return instance_tensordict(
-        locs.reshape(*batch, d + n, 2),
-        capacity.reshape(*batch, d),
-        opening.reshape(*batch, d),
-        demand.reshape(*batch, n),
-        q.reshape(*batch),
-        fixed.reshape(*batch),
-    )
+    return options

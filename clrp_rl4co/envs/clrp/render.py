@@ -1,12 +1,41 @@
-"""Matplotlib picture of a CLRP instance and (optionally) a solution."""
+"""Matplotlib picture of a CLRP instance and (optionally) a solution with its cost parts."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 from tensordict import TensorDict
 
+from .costs import cost_parts
 from .validity import routes_from_actions
+
+
+def plotted_solution(
+    td: TensorDict, actions: torch.Tensor | None, index: int = 0
+) -> tuple[TensorDict, torch.Tensor | None]:
+    """The instance :func:`render` draws, as a batch of one on the CPU (instance ``index`` of
+    ``td``; ``td`` itself when it has no batch dimension), and its action row ([T], or None
+    without ``actions``; ``actions`` is [B, T] or [T])."""
+    td = td.detach().cpu()
+    if td.batch_size == torch.Size([]):
+        td = td.unsqueeze(0)
+        index = 0
+    row = None
+    if actions is not None:
+        actions = torch.as_tensor(actions).cpu()
+        row = actions if actions.dim() == 1 else actions[index]
+    return td[index : index + 1], row
+
+
+def finished_cost_parts(state: TensorDict) -> dict[str, torch.Tensor] | None:
+    """:func:`~.costs.cost_parts` of a finished env state; None for anything else (an
+    instance, a reset or unfinished state)."""
+    keys = state.keys()
+    if "done" not in keys or "cost_opening" not in keys or not bool(state["done"].all()):
+        return None
+    return cost_parts(state)
 
 
 def render(
@@ -15,30 +44,26 @@ def render(
     ax=None,
     index: int = 0,
     title: str | None = None,
+    costs: Mapping[str, float | torch.Tensor] | None = None,
 ):
     """Draw instance ``index`` of ``td`` in its own coordinates (``cost_locs``).
 
     Open depots are filled squares, unused ones hollow; depot marker size grows with capacity,
-    customer marker size with demand; each route is coloured by its depot. The title shows the
-    cost breakdown (replayed through :class:`CLRPEnv`) when ``actions`` ([B, T] or [T]) are
-    given. Returns the axes.
+    customer marker size with demand; each route is coloured by its depot. With ``actions``
+    ([B, T] or [T]) the title shows the solution's cost parts: ``costs`` (``total``,
+    ``opening``, ``vehicles``, ``routing``: numbers, one-element tensors, or tensors with one
+    entry per instance of ``td``), by default read from ``td`` when it is the finished state
+    the actions led to (:func:`finished_cost_parts`); without either it shows the routes
+    only (``CLRPEnv.render`` prices the actions by replaying them). Returns the axes.
     """
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 6))
-    td = td.detach().cpu()
-    if td.batch_size == torch.Size([]):
-        td = td.unsqueeze(0)
-        index = 0
-    one = td[index : index + 1]
+    one, row = plotted_solution(td, actions, index)
     num_depots = one["depot_capacity"].shape[-1]
     locs = one.get("cost_locs", one["locs"])[0].double().numpy()
-    routes, row = [], None
-    if actions is not None:
-        actions = torch.as_tensor(actions).cpu()
-        row = actions if actions.dim() == 1 else actions[index]
-        routes = routes_from_actions(row.tolist(), num_depots)
+    routes = [] if row is None else routes_from_actions(row.tolist(), num_depots)
     open_depots = {depot for depot, _ in routes}
 
     cmap = plt.get_cmap("tab10" if num_depots <= 10 else "tab20")
@@ -74,15 +99,28 @@ def render(
     if title is None:
         title = f"CLRP: {num_depots} depots, {len(dem)} customers"
         if row is not None:
-            from .env import CLRPEnv  # the env imports this module
-
-            final = CLRPEnv().rollout_actions(one, row.reshape(1, -1))
-            c = {k: float(v[0]) for k, v in CLRPEnv.cost_parts(final).items()}
-            title = (
-                f"cost {c['total']:.4g} = depots {c['opening']:.4g} + vehicles "
-                f"{c['vehicles']:.4g} + routing {c['routing']:.4g}\n{len(open_depots)} open "
-                f"depots, {len(routes)} routes"
-            )
+            if costs is None:
+                costs = finished_cost_parts(one)
+            summary = f"{len(open_depots)} open depots, {len(routes)} routes"
+            if costs is None:
+                title = f"{title}\n{summary}"
+            else:
+                c = {k: _instance_value(costs[k], index) for k in _TITLE_PARTS}
+                title = (
+                    f"cost {c['total']:.4g} = depots {c['opening']:.4g} + vehicles "
+                    f"{c['vehicles']:.4g} + routing {c['routing']:.4g}\n{summary}"
+                )
     ax.set_title(title, fontsize=9)
     ax.set_aspect("equal")
     return ax
+
+
+#: Cost parts the title shows.
+_TITLE_PARTS = ("total", "opening", "vehicles", "routing")
+
+
+def _instance_value(value: float | torch.Tensor, index: int) -> float:
+    """The drawn instance's entry of a cost part: the number itself, the only entry, or entry
+    ``index`` of one value per instance."""
+    flat = torch.as_tensor(value).reshape(-1)
+    return float(flat[0] if flat.numel() == 1 else flat[index])

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from .generator import INSTANCE_KEYS
+from .instance import INSTANCE_KEYS
 
 #: Tolerance on capacity comparisons (in demand units) used by the env mask and every validity
 #: check, so that float round-off in remaining capacities never flips a decision.
@@ -46,7 +46,9 @@ def check_instance_validity(td: TensorDict, names: Sequence[str] | None = None) 
     single instance is checked as a batch of one. In order:
 
     1. the keys of :data:`INSTANCE_KEYS` are there (``cost_locs`` and ``rounded_costs`` may be
-       missing), the batch is 1-D, there are depots and customers, and the shapes agree;
+       missing), the batch is 1-D, there are depots and customers, and the shapes agree (the
+       error names the array whose shape disagrees with the numbers of depots and customers
+       that the other arrays state, its shape and the expected one);
     2. every number is finite; capacities, opening and vehicle costs and demands are
        non-negative, demands and the vehicle capacity positive;
     3. no demand exceeds the vehicle capacity or every depot capacity, and the total demand
@@ -79,6 +81,7 @@ def check_instance_validity(td: TensorDict, names: Sequence[str] | None = None) 
     if num_customers < 1:
         shape = list(td["demand"].shape)
         raise ValueError(f"demand: need at least one customer, got shape {shape}")
+    num_depots, num_customers = _agreed_sizes(td)
     num_nodes = num_depots + num_customers
     shapes = {
         "locs": (num_nodes, 2),
@@ -174,6 +177,53 @@ def check_instance_validity(td: TensorDict, names: Sequence[str] | None = None) 
             f"{need[r, k].item():g} but the depots that can hold them (depot_capacity >= "
             f"{thresholds[r, k].item():g}) have only {room[r, k].item():g}",
         )
+
+
+#: The size each array of an instance states: its length along the node axis counts the
+#: depots ``D``, the customers ``N`` or both.
+_SIZE_OF = {
+    "depot_capacity": "depots",
+    "opening_cost": "depots",
+    "demand": "customers",
+    "locs": "nodes",
+    "cost_locs": "nodes",
+}
+
+
+def _agreed_sizes(td: TensorDict) -> tuple[int, int]:
+    """``(D, N)``: the numbers of depots and customers that most of the instance's arrays
+    agree on, so that a shape error names the array that disagrees.
+
+    Each array of :data:`_SIZE_OF` with the right number of dimensions ([B, k], or [B, k, 2]
+    for coordinates) states ``D``, ``N`` or ``D + N``; the pair stated by the most arrays wins,
+    a tie going to the pair that agrees with ``locs`` (the coordinates fix the number of
+    nodes), then to the sizes of ``depot_capacity`` and ``demand``.
+    """
+    stated = {}
+    for key, size in _SIZE_OF.items():
+        if key not in td.keys():
+            continue
+        shape = td[key].shape
+        well_formed = len(shape) == 3 and shape[-1] == 2 if size == "nodes" else len(shape) == 2
+        if well_formed:
+            stated[key] = int(shape[1])
+    depots = {v for k, v in stated.items() if _SIZE_OF[k] == "depots"}
+    customers = {v for k, v in stated.items() if _SIZE_OF[k] == "customers"}
+    nodes = {v for k, v in stated.items() if _SIZE_OF[k] == "nodes"}
+    fallback = (td["depot_capacity"].shape[-1], td["demand"].shape[-1])
+    candidates = {fallback}
+    candidates |= {(d, n) for d in depots for n in customers}
+    candidates |= {(d, m - d) for d in depots for m in nodes if m > d}
+    candidates |= {(m - n, n) for n in customers for m in nodes if m > n}
+
+    def agrees(key: str, d: int, n: int) -> bool:
+        return stated.get(key) == {"depots": d, "customers": n, "nodes": d + n}[_SIZE_OF[key]]
+
+    def support(pair: tuple[int, int]) -> tuple[int, bool, bool]:
+        votes = sum(agrees(key, *pair) for key in stated)
+        return votes, agrees("locs", *pair), pair == fallback
+
+    return max(sorted(candidates), key=support)
 
 
 def split_start_action(actions: torch.Tensor, num_depots: int) -> tuple[torch.Tensor, torch.Tensor]:
