@@ -1,11 +1,11 @@
-"""Acceptance and value of refining policy solutions with ``env.local_search`` (a script).
+"""Acceptance and value of refining policy solutions with ``local_search_td`` (a script).
 
 For each case (preset, number of instances, policy), the script
 
 1. draws ``generate_dataset(CLRPGenerator(preset), num, seed)``;
 2. decodes greedily with the policy (an untrained ``DRLHQPolicy()`` of the default paper size
    built after ``torch.manual_seed(--torch-seed)``, or a trained checkpoint);
-3. refines every solution with ``env.local_search(td, actions, max_runtime=t, mode=m)`` for each
+3. refines every solution with ``local_search_td(td, actions, max_runtime=t, mode=m)`` for each
    budget ``t`` (seconds per instance) and mode ``m`` (``"full"``: depots and routes;
    ``"routes"``: routes on the open depots only);
 4. checks every refined solution with ``env.check_solution_validity`` and that no instance got
@@ -16,7 +16,7 @@ drop of the mean cost (``drop %``) and the mean per-instance drop (``inst %``), 
 instances improved, the wall seconds spent per instance (one process), the improvement per
 second (mean cost drop / seconds per instance, instance units per s) and, with
 ``--reference-time T``, the mean per-instance gap (%) before (``gap0``) and after (``gap``) to
-``env.solve`` (PyVRP with depot-set search, ``T`` s per instance, one process). The acceptance
+``solve_td`` (PyVRP with depot-set search, ``T`` s per instance, one process). The acceptance
 target of the solver issue: a mean cost drop of at least 10 % at 1 s per instance on
 untrained-policy clrp20 solutions.
 
@@ -40,6 +40,7 @@ from tensordict import TensorDict
 from clrp_rl4co import CLRPEnv
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 from clrp_rl4co.envs.clrp.validity import pad_actions
+from clrp_rl4co.solvers import local_search_td, solve_td
 
 MODES = ("full", "routes")
 
@@ -116,7 +117,7 @@ def run_case(
 ) -> list[Row]:
     """Decode, check the identity at zero iterations, then refine at every budget and mode.
 
-    ``references`` caches per case the costs [B] of ``env.solve`` (PyVRP with the depot-set
+    ``references`` caches per case the costs [B] of ``solve_td`` (PyVRP with the depot-set
     search, ``args.reference_time`` s per instance); the gaps (%) are to those costs.
     """
     env = CLRPEnv(generator_params={"preset": preset}, check_solution=False)
@@ -124,9 +125,9 @@ def run_case(
     key = f"{preset}:{num}"
     if args.reference_time > 0 and key not in references:
         t0 = time.perf_counter()
-        _, references[key] = env.solve(td, args.reference_time, num_procs=1, seed=args.seed)
+        _, references[key] = solve_td(td, args.reference_time, num_procs=1, seed=args.seed)
         print(
-            f"\n{preset} x{num}: reference env.solve (pyvrp+ds, {args.reference_time:g} s/inst) "
+            f"\n{preset} x{num}: reference solve_td (pyvrp+ds, {args.reference_time:g} s/inst) "
             f"mean cost {references[key].mean():.4f} in {time.perf_counter() - t0:.0f} s"
         )
     ref = references.get(key)
@@ -144,7 +145,7 @@ def run_case(
         f"\n{preset} x{num}, {policy_name}: greedy decode {decode_s:.2f} s, mean cost "
         f"{before.mean():.4f}, dead ends {dead}"
     )
-    same = env.local_search(td, actions, max_runtime=1.0, max_iterations=0)
+    same = local_search_td(td, actions, max_runtime=1.0, max_iterations=0)
     width = max(same.shape[-1], actions.shape[-1])
     identical = torch.equal(pad_actions(same, width), pad_actions(actions, width))
     print(f"max_iterations=0 returns the input unchanged: {identical}")
@@ -154,7 +155,7 @@ def run_case(
     for budget in args.budgets:
         for mode in args.modes:
             t0 = time.perf_counter()
-            refined = env.local_search(
+            refined = local_search_td(
                 td, actions, max_runtime=budget, mode=mode, num_procs=1, seed=args.seed
             )
             spent = (time.perf_counter() - t0) / num
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
         "--reference-time",
         type=float,
         default=0.0,
-        help="s per instance of a reference env.solve (pyvrp+ds) for the gap columns; 0: off",
+        help="s per instance of a reference solve_td (pyvrp+ds) for the gap columns; 0: off",
     )
     args = p.parse_args(argv)
     args.budgets = [float(x) for x in args.budgets.split(",") if x]

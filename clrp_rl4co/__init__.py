@@ -2,20 +2,29 @@
 
 from . import generators  # noqa: F401  (registers CLRPGenerator(preset="mixed"))
 from .data import CLRPInstance, CLRPSolution, instances_to_tensordict, read_prodhon
-from .envs import CLRPGenerator
-from .policies import DRLHQPolicy, MTAPolicy, POMOStarPolicy
+from .envs import CLRPEnv, CLRPGenerator
+from .policies import (
+    DRLHQCostPolicy,
+    DRLHQPolicy,
+    MTAPolicy,
+    POMOStarPolicy,
+    clrp_embeddings,
+    load_policy,
+)
 from .search import sgbs
-from .solvers import CLRPEnv
 
 __all__ = [
     "CLRPEnv",
     "CLRPGenerator",
     "CLRPInstance",
     "CLRPSolution",
+    "DRLHQCostPolicy",
     "DRLHQPolicy",
     "MTAPolicy",
     "POMOStarPolicy",
+    "clrp_embeddings",
     "instances_to_tensordict",
+    "load_policy",
     "read_prodhon",
     "sgbs",
 ]

@@ -23,6 +23,7 @@ from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.heuristics import nearest_neighbor_rollout
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.policies.pretrained import PRETRAINED_DIR
+from clrp_rl4co.solvers import local_search_td
 
 #: Shipped models, preferred first.
 MODELS = ("drlhq_clrp20", "drlhq_clrp20_samebudget")
@@ -102,7 +103,7 @@ def main() -> None:
             gap = (parts["total"].item() / bks.current - 1) * 100
             print_row(f"DRLHQ {spec}", parts, routes, seconds * 1000, gap)
         start = time.perf_counter()
-        refined = env.local_search(prins_td, actions, max_runtime=args.refine_seconds, seed=0)
+        refined = local_search_td(prins_td, actions, max_runtime=args.refine_seconds, seed=0)
         seconds = time.perf_counter() - start
         final = env.rollout_actions(prins_td, refined)
         parts = env.cost_parts(final)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from clrp_rl4co.evaluation import Method
-from clrp_rl4co.models.evaluation import DecodeSpec
+from clrp_rl4co.models.decoding import DecodeSpec
 from clrp_rl4co.policies import POLICIES, TITLES
 
 #: PyVRP time budgets (seconds per instance) of the synthetic tables: (short, long).

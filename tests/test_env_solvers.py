@@ -1,4 +1,4 @@
-"""The env's solver adapters: ``CLRPEnv.solve`` and ``CLRPEnv.local_search``.
+"""The solvers on env batches: ``solvers.solve_td`` and ``solvers.local_search_td``.
 
 Every solution must replay through the env (``check_solution_validity``), the env's reward must
 equal minus the solver's cost, local search must never make a solution worse, and malformed or
@@ -15,6 +15,7 @@ import clrp_rl4co.solvers.api as solver_api
 from clrp_rl4co import CLRPEnv
 from clrp_rl4co.data import CLRPInstance, instances_to_tensordict
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+from clrp_rl4co.solvers import local_search_td, solve_td
 
 #: Seed of the generated clrp10 instances.
 DATA_SEED = 7
@@ -60,7 +61,7 @@ def costs_of(env: CLRPEnv, td: TensorDict, actions: torch.Tensor) -> torch.Tenso
     ],
 )
 def test_solve_valid_and_reward_matches(env, td, solver, kwargs):
-    actions, costs = env.solve(td, solver=solver, **kwargs)
+    actions, costs = solve_td(td, solver=solver, **kwargs)
     assert actions.dtype == torch.long and actions.shape[0] == 3
     assert costs.dtype == torch.float64 and costs.shape == (3,)
     assert bool((costs > 0).all())
@@ -75,8 +76,8 @@ def test_solve_exact_not_worse_than_pyvrp():
     """On 5-customer instances of the clrp10 distribution HiGHS proves optimality in < 1 s."""
     env = CLRPEnv(generator_params={"preset": "clrp10", "num_loc": 5})
     small = generate_dataset(env.generator, 3, DATA_SEED)
-    _, heuristic = env.solve(small, max_runtime=None, max_iterations=200, seed=0)
-    actions, exact = env.solve(small, max_runtime=20.0, solver="exact", threads=1)
+    _, heuristic = solve_td(small, max_runtime=None, max_iterations=200, seed=0)
+    actions, exact = solve_td(small, max_runtime=20.0, solver="exact", threads=1)
     env.check_solution_validity(env.reset(small.clone()), actions)
     assert bool((exact <= heuristic + 1e-6).all())
 
@@ -85,7 +86,7 @@ def test_solve_exact_not_worse_than_pyvrp():
 def test_local_search_never_worse_and_valid(env, td, mode):
     actions = random_feasible_rollout(env, td, seed=3)
     before = costs_of(env, td, actions)
-    out = env.local_search(td, actions, max_runtime=None, max_iterations=150, mode=mode)
+    out = local_search_td(td, actions, max_runtime=None, max_iterations=150, mode=mode)
     assert out.dtype == torch.long and out.shape[0] == 3
     reset = env.reset(td.clone())
     env.check_solution_validity(reset, out)
@@ -98,7 +99,7 @@ def test_local_search_never_worse_and_valid(env, td, mode):
 def test_local_search_zero_iterations_returns_input(env, td):
     actions = random_feasible_rollout(env, td, seed=5)
     for mode in ("full", "routes"):
-        same = env.local_search(td, actions, max_runtime=1.0, max_iterations=0, mode=mode)
+        same = local_search_td(td, actions, max_runtime=1.0, max_iterations=0, mode=mode)
         assert torch.equal(same, actions)
 
 
@@ -123,7 +124,7 @@ def test_solve_rejects_bin_packing_infeasible_before_solving(env, solver, monkey
     calls = []
     monkeypatch.setattr(solver_api, "_solve_one", lambda job: calls.append(job))
     with pytest.raises(ValueError, match="demand >= 19 need 38"):
-        env.solve(td, max_runtime=1.0, solver=solver)
+        solve_td(td, max_runtime=1.0, solver=solver)
     assert calls == [], "a solver ran before the infeasible instance was rejected"
 
 
@@ -136,5 +137,5 @@ def test_solve_rejects_total_demand_above_capacity(env, td, monkeypatch):
     calls = []
     monkeypatch.setattr(solver_api, "_solve_one", lambda job: calls.append(job))
     with pytest.raises(ValueError, match="total demand.*exceeds total depot"):
-        env.solve(bad, max_runtime=1.0)
+        solve_td(bad, max_runtime=1.0)
     assert calls == []

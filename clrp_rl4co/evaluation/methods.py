@@ -42,7 +42,7 @@ class Method:
     Attributes:
         kind: ``"policy"``, ``"pyvrp"``, ``"exact"`` or ``"refine"``.
         model: shipped model name or path (``policy``, ``refine``).
-        decode: decode spec, see :class:`clrp_rl4co.models.evaluation.DecodeSpec` (``policy``;
+        decode: decode spec, see :class:`clrp_rl4co.models.decoding.DecodeSpec` (``policy``;
             for ``refine`` the decode of the policy row it starts from).
         seconds: time limit per instance (``pyvrp``, ``exact``), or the *total* time per
             instance of ``refine`` (the base row's time plus the refinement budget).
@@ -161,7 +161,7 @@ def validated(
 
 
 def _run_policy(method: Method, data: EvalData, todo: list[int], env, policy, cache, bar):
-    from ..models.evaluation import decode_batch
+    from ..models.decoding import decode_batch
 
     for chunk in data.policy_batches(todo, method.batch_size):
         td = data.batch(chunk)

@@ -6,7 +6,8 @@
 - :mod:`.runs`: the layout of a run folder;
 - :mod:`.curves`: metrics CSV across resumes, progress lines, learning-curve plots;
 - :mod:`.shipping`: a run's policy as a pretrained model with its provenance;
-- :mod:`.evaluation`: decoding a batch under a decode spec.
+- :mod:`.decoding`: decoding a batch under a decode spec (:class:`DecodeSpec`,
+  :func:`decode_batch`).
 """
 
 from ..policies import build_policy, load_policy
@@ -20,7 +21,7 @@ from .build import (
     monitor_metric,
     step_lr_schedule,
 )
-from .evaluation import DecodeSpec, decode_batch
+from .decoding import DecodeSpec, decode_batch
 
 __all__ = [
     "ALGORITHMS",

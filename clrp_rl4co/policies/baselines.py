@@ -30,6 +30,7 @@ class POMOStarPolicy(CLRPAttentionPolicy):
     :class:`~.attention.CLRPAttentionPolicy`, as for :class:`~.drlhq.DRLHQPolicy`.
     """
 
+    registry_name = "pomo"
     context_class = LastNodeLoadContext
 
 
@@ -150,6 +151,8 @@ class MTAPolicy(CLRPPolicyMixin, PretrainedMixin, AutoregressivePolicy):
     :class:`clrp_rl4co.policies.DRLHQPolicy` (``num_encoder_layers`` per stream); other keyword
     arguments (``env_name``, decode types, ...) go to RL4CO's ``AutoregressivePolicy``.
     """
+
+    registry_name = "mta"
 
     def __init__(self, env_name: str = "clrp", **kwargs):
         config, rest = split_architecture(kwargs)

@@ -1,4 +1,4 @@
-"""DRLHQ-CF: DRLHQ whose node features carry the CLRP's cost structure (issue 16).
+"""DRLHQ-CF: DRLHQ whose node features carry the CLRP's cost structure.
 
 The paper's DRLHQ (:class:`~.drlhq.DRLHQPolicy`, unchanged) sees coordinates renormalised per
 instance, the min-max-normalised ``Q_i / O_i`` of each depot, ``Q_i / T`` and ``d_j / q``. All
@@ -175,6 +175,8 @@ class DRLHQCostPolicy(DRLHQPolicy):
     ``save_pretrained`` / ``from_pretrained``) is DRLHQ's; the constructor takes DRLHQ's
     arguments. Registered as ``"drlhqcf"``.
     """
+
+    registry_name = "drlhqcf"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

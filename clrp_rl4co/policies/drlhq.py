@@ -22,5 +22,7 @@ class DRLHQPolicy(CLRPAttentionPolicy):
     ``normalization="instance"``, ``tanh_clipping=10``, the defaults).
     """
 
+    #: The policy's name in :data:`.registry.POLICIES` (Hydra ``model=drlhq``, shipped models).
+    registry_name = "drlhq"
     #: The decoder's query module (one instance per policy, built with ``embed_dim``).
     context_class = HeterogeneousQueryContext

@@ -28,18 +28,34 @@ def policy_config(policy: torch.nn.Module) -> dict:
     return {"class": type(policy).__name__, "config": dict(getattr(policy, "config", {}))}
 
 
+def shipped_name(name_or_path: str | Path, policy: str | None) -> str | Path:
+    """A bare preset (``"clrp20"``, no such file or folder) as the shipped model of ``policy``
+    (``"drlhq"`` -> ``"drlhq_clrp20"``); any other name or path unchanged, as is everything when
+    ``policy`` is None."""
+    name = str(name_or_path)
+    is_preset = name.startswith("clrp") and name[4:].isdigit()
+    if policy and is_preset and not Path(name).exists():
+        return f"{policy}_{name}"
+    return name_or_path
+
+
 def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
     """``(weights.pt, config.json)`` for a shipped name, a stem path, or either file's path.
 
     A bare name (no folder) is looked up among the shipped models first, then in the current
     folder; a path with a folder (``runs/x/drlhq_clrp50``) means that file only, never the
     shipped model of the same name.
+
+    Raises:
+        FileNotFoundError: naming the missing file when only one of the pair exists, else
+            saying that neither does (and listing the shipped models).
     """
     path = Path(name_or_path)
     candidates = [path] if path.suffix in (".pt", ".json") or path.exists() else []
     if path.parent == Path("."):
         candidates.append(PRETRAINED_DIR / f"{path.name}.pt")
     candidates.append(path.with_suffix(".pt"))
+    half: tuple[Path, Path] | None = None  # (present, missing) of the first incomplete pair
     for candidate in candidates:
         if candidate.is_dir():
             candidate = candidate / "policy.pt"
@@ -47,9 +63,19 @@ def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
         config = candidate.with_suffix(".json")
         if weights.is_file() and config.is_file():
             return weights, config
+        if half is None and weights.is_file():
+            half = (weights, config)
+        elif half is None and config.is_file():
+            half = (config, weights)
+    if half is not None:
+        present, missing = half
+        raise FileNotFoundError(
+            f"pretrained policy {str(name_or_path)!r}: {missing} is missing (found {present}; "
+            "a saved policy is <name>.pt with its state_dict and <name>.json with its config)"
+        )
     raise FileNotFoundError(
-        f"pretrained policy {name_or_path!r} not found (need <name>.pt and <name>.json); "
-        f"shipped: {shipped_models()}"
+        f"pretrained policy {str(name_or_path)!r}: no such file or shipped model (need "
+        f"<name>.pt and <name>.json); shipped: {shipped_models()}"
     )
 
 
@@ -87,9 +113,15 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu", weights_only: b
 
 
 class PretrainedMixin:
-    """``save_pretrained`` / ``from_pretrained`` for policies that keep ``self.config``."""
+    """``save_pretrained`` / ``from_pretrained`` for policies that keep ``self.config``.
+
+    A registered policy class sets ``registry_name``, its name in :data:`.registry.POLICIES`
+    (the prefix of its shipped models).
+    """
 
     config: dict
+    #: The class's name in the policy registry; None for a class that is not registered.
+    registry_name: str | None = None
 
     def save_pretrained(self, path: str | Path, extra: dict | None = None) -> tuple[Path, Path]:
         """Write ``<path>.pt`` (state_dict) and ``<path>.json`` (class, config, ``extra``)."""
@@ -109,18 +141,13 @@ class PretrainedMixin:
         """Load a policy saved by :meth:`save_pretrained` (a shipped name or a path).
 
         A bare preset (``"clrp20"``) names this class's shipped model of that size,
-        ``<name>_<preset>`` with the class's name in :data:`.registry.POLICIES`
-        (``DRLHQPolicy`` -> ``drlhq_clrp20``, ``POMOStarPolicy`` -> ``pomo_clrp20``). The
-        weights are read with ``torch.load(weights_only=True)``; ``overrides`` replace config
-        entries that do not change the parameters (e.g. decode types).
+        ``<registry_name>_<preset>`` (``DRLHQPolicy`` -> ``drlhq_clrp20``, ``POMOStarPolicy`` ->
+        ``pomo_clrp20``); a class that does not set its own ``registry_name`` (a user's
+        subclass) takes no bare preset. The weights are read with
+        ``torch.load(weights_only=True)``; ``overrides`` replace config entries that do not
+        change the parameters (e.g. decode types).
         """
-        from .registry import policy_name  # the registry imports the policy classes
-
-        name = str(name_or_path)
-        prefix = policy_name(cls)
-        if prefix and name.startswith("clrp") and name[4:].isdigit() and not Path(name).exists():
-            name_or_path = f"{prefix}_{name}"
-        weights, config_path = _resolve(name_or_path)
+        weights, config_path = _resolve(shipped_name(name_or_path, vars(cls).get("registry_name")))
         meta = json.loads(config_path.read_text())
         if meta.get("class", cls.__name__) != cls.__name__:
             raise ValueError(

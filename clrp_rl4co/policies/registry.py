@@ -1,8 +1,9 @@
 """The policy registry: each policy's name, class and title, and loading any saved policy.
 
-A policy's name is what the Hydra model configs (``model=drlhq``), the ``clrp-rl4co`` command
-(``--model drlhq=PATH``), :func:`build_policy` and the shipped models (``<name>_<preset>``,
-:func:`.pretrained.shipped_models`) use; its title labels its rows in the evaluation tables.
+A policy's name is its class's ``registry_name``; the Hydra model configs (``model=drlhq``), the
+table commands (``python -m experiments table ... --model drlhq=PATH``), :func:`build_policy`
+and the shipped models (``<name>_<preset>``, :func:`.pretrained.shipped_models`) use it; its
+title labels its rows in the evaluation tables.
 A saved policy (a shipped ``.json``, a Lightning checkpoint) records its class and constructor
 config (:func:`.pretrained.policy_config`); :func:`load_policy` rebuilds it from them.
 """
@@ -17,14 +18,11 @@ import torch
 from .baselines import MTAPolicy, POMOStarPolicy
 from .cost_features import DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
-from .pretrained import _resolve, load_checkpoint
+from .pretrained import _resolve, load_checkpoint, shipped_name
 
-#: Policy classes by name.
+#: Policy classes by name (each class's ``registry_name``).
 POLICIES: dict[str, type[torch.nn.Module]] = {
-    "drlhq": DRLHQPolicy,
-    "pomo": POMOStarPolicy,
-    "mta": MTAPolicy,
-    "drlhqcf": DRLHQCostPolicy,
+    cls.registry_name: cls for cls in (DRLHQPolicy, POMOStarPolicy, MTAPolicy, DRLHQCostPolicy)
 }
 
 #: Display titles by name (the evaluation tables' row labels).
@@ -47,7 +45,8 @@ def policy_name(policy: type | torch.nn.Module) -> str | None:
     """The name of a policy class or instance (``DRLHQPolicy`` -> ``"drlhq"``); None for a
     class that is not registered (e.g. a user's subclass)."""
     cls = policy if isinstance(policy, type) else type(policy)
-    return next((name for name, registered in POLICIES.items() if registered is cls), None)
+    name = vars(cls).get("registry_name")
+    return name if POLICIES.get(name) is cls else None
 
 
 def build_policy(model: str = "drlhq", **config) -> torch.nn.Module:
@@ -57,14 +56,25 @@ def build_policy(model: str = "drlhq", **config) -> torch.nn.Module:
     return policy_class(model)(**config)
 
 
-def load_policy(path: str | Path, map_location: str = "cpu") -> torch.nn.Module:
+def load_policy(
+    path: str | Path, map_location: str = "cpu", model: str = "drlhq"
+) -> torch.nn.Module:
     """A policy from a Lightning checkpoint (``.ckpt``) or a shipped / saved pretrained model.
+
+    Takes the names ``from_pretrained`` takes: a shipped model (``"drlhq_clrp20"``), a saved
+    path (``runs/x/policy``, either file of the pair) or a bare preset (``"clrp20"``: the shipped
+    model of ``model`` at that size, ``drlhq_clrp20``), and Lightning checkpoints.
 
     Lightning checkpoints of ``POMO`` / ``AttentionModel`` pickle the policy in their
     hyper-parameters, so they are read with ``weights_only=False``: load only files you trust.
     Pretrained models (``.pt`` + ``.json``) are read with ``weights_only=True``.
+
+    Args:
+        path: the checkpoint, saved model or shipped name.
+        map_location: the device to load onto.
+        model: the policy (:data:`POLICIES`) whose shipped model a bare preset names.
     """
-    path = Path(path)
+    path = Path(shipped_name(path, policy_class(model).registry_name))
     if path.suffix == ".ckpt":
         ckpt = load_checkpoint(path, map_location=map_location, weights_only=False)
         if not isinstance(ckpt, dict) or "state_dict" not in ckpt:

@@ -1,14 +1,18 @@
-"""Classical CLRP solvers: exact MIP (HiGHS), PyVRP heuristic, refinement, env adapters."""
+"""Classical CLRP solvers: exact MIP (HiGHS), PyVRP heuristic, refinement.
+
+:func:`solve` and :func:`refine_solution` work on :class:`~clrp_rl4co.data.CLRPInstance`
+objects; :func:`solve_td` and :func:`local_search_td` take and return env batches (a
+TensorDict of instances, ``[B, T]`` action sequences), as RL4CO's optional env ``solve`` /
+``local_search`` methods do.
+"""
 
 from .api import local_search_td, solve, solve_td
 from .common import SolverResult, check_instance
-from .env import CLRPEnv
 from .exact import solve_exact
 from .pyvrp_solver import solve_pyvrp
 from .refine import refine_solution
 
 __all__ = [
-    "CLRPEnv",
     "SolverResult",
     "check_instance",
     "local_search_td",
