@@ -75,3 +75,45 @@ def test_a_stem_path_with_a_folder_is_that_file_not_the_shipped_model(tmp_path):
     assert sum(p.numel() for p in mine.parameters()) == size
     shipped = load_policy("drlhq_clrp20")  # a bare name: the shipped model (128-d)
     assert sum(p.numel() for p in shipped.parameters()) > 10 * size
+
+
+@pytest.mark.parametrize("loader", [DRLHQPolicy.from_pretrained, load_policy])
+@pytest.mark.parametrize("removed", [".json", ".pt"])
+@pytest.mark.parametrize("given", ["stem", ".pt", ".json"])
+def test_half_a_saved_policy_names_the_missing_file(saved, loader, removed, given):
+    weights, config = saved
+    missing = weights.with_suffix(removed)
+    present = config if removed == ".pt" else weights
+    missing.unlink()
+    path = weights.with_suffix("") if given == "stem" else weights.with_suffix(given)
+    with pytest.raises(FileNotFoundError) as info:
+        loader(path)
+    message = str(info.value)
+    assert f"{missing} is missing" in message and str(present) in message, message
+
+
+def test_a_name_that_is_nowhere_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="'nothing_here': no such file or shipped model"):
+        load_policy("nothing_here")
+
+
+@pytest.mark.parametrize("preset", ["clrp10", "clrp20", "clrp50", "clrp100"])
+def test_load_policy_takes_the_names_from_pretrained_takes(preset):
+    by_class = DRLHQPolicy.from_pretrained(preset)
+    for name in (preset, f"drlhq_{preset}"):
+        loaded = load_policy(name)
+        assert type(loaded) is DRLHQPolicy and loaded.config == by_class.config
+        for key, tensor in by_class.state_dict().items():
+            assert torch.equal(loaded.state_dict()[key], tensor), (name, key)
+
+
+def test_load_policy_bare_preset_of_another_model():
+    from clrp_rl4co.policies import POMOStarPolicy
+
+    pomo = load_policy("clrp20", model="pomo")
+    assert type(pomo) is POMOStarPolicy
+    reference = POMOStarPolicy.from_pretrained("clrp20").state_dict()
+    assert all(torch.equal(pomo.state_dict()[k], v) for k, v in reference.items())
+    with pytest.raises(FileNotFoundError, match="'mta_clrp100'"):
+        load_policy("clrp100", model="mta")  # no shipped MTA* model of that size
