@@ -1,0 +1,83 @@
+"""``python -m experiments.generalist train | status | ship | throughput``.
+
+* ``train --hours H``: continue the run for H hours of wall time (one thread, ``nice`` 19;
+  ``--device cuda`` continues the same run on a GPU), then write the state back.
+* ``status``: one line (CPU hours, instances, last validation, targets, hours to each).
+* ``ship``: compare the run's weights with the shipped generalist on the validation sets and
+  the paper's clrp50 test set; ship them as ``drlhqcf_mixed`` when they are better.
+* ``throughput``: training instances per second of the candidate model sizes, side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from . import settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m experiments.generalist", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    train = verbs.add_parser("train", help="continue the run for --hours of wall time")
+    train.add_argument("--hours", type=float, required=True)
+    train.add_argument("--device", default="cpu")
+    train.add_argument("--threads", type=int, default=1)
+    train.add_argument("--nice", type=int, default=19)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--init", default=None, help="start a fresh run from this policy")
+    train.add_argument("--init-instances", type=int, default=None)
+    verbs.add_parser("status", help="one line: where the run stands")
+    ship = verbs.add_parser("ship", help="ship the run's weights if they beat the shipped model")
+    ship.add_argument("--paper-instances", type=int, default=200)
+    through = verbs.add_parser("throughput", help="instances/s of the candidate model sizes")
+    through.add_argument("--seconds", type=float, default=60.0)
+    through.add_argument("--sizes", nargs="+", type=int, default=[50, 100])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stdout,
+    )
+    if args.verb == "train":
+        from .loop import TrainOptions, train
+
+        options = TrainOptions(
+            hours=args.hours,
+            device=args.device,
+            threads=args.threads,
+            nice=args.nice,
+            seed=args.seed,
+            init=args.init,
+            init_instances=args.init_instances,
+        )
+        state = train(options)
+        from .report import read_curve, status_line
+
+        print(status_line(state, read_curve(settings.REPORT_DIR)))
+    elif args.verb == "status":
+        from .report import read_curve, status_line
+        from .state import load_committed
+
+        committed = load_committed(settings.STATE_DIR)
+        print(status_line(committed[0] if committed else None, read_curve(settings.REPORT_DIR)))
+    elif args.verb == "ship":
+        from .ship import ship
+
+        print(ship(paper_instances=args.paper_instances))
+    elif args.verb == "throughput":
+        from .throughput import measure
+
+        for line in measure(seconds=args.seconds, sizes=args.sizes):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

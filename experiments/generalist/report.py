@@ -1,0 +1,159 @@
+"""The generalist's curve (CSV + PNG), its one-line status and the extrapolation to the targets.
+
+``curve.csv`` gets one row per validation: the run's counters at that point (instances, CPU and
+wall hours, curriculum stage) and the validation record (:mod:`.validation`). The hours still
+needed for a target are a rough extrapolation: the metric's trend against log(instances) over
+the last points, converted to CPU hours at the run's mean rate; it says "not reached" when the
+trend does not move towards the target.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from .state import RunState
+from .validation import FAMILY_COUNT_TARGET, PRINS_GAP_TARGET
+
+log = logging.getLogger(__name__)
+
+CURVE = "curve.csv"
+CURVE_PNG = "curve.png"
+#: Leading columns of ``curve.csv``; the validation record's keys follow in a fixed order.
+COUNTERS = ("instances", "cpu_hours", "wall_hours", "stage")
+#: Points of the curve the extrapolation fits (the latest ones).
+TREND_POINTS = 6
+
+
+def append_curve(report_dir: Path, state: RunState, stage: int, record: dict[str, Any]) -> Path:
+    """Append one validation row to ``curve.csv`` (header written with the first row)."""
+    path = report_dir / CURVE
+    row = {
+        "instances": state.instances,
+        "cpu_hours": round(state.cpu_hours, 4),
+        "wall_hours": round(state.wall_hours, 4),
+        "stage": stage,
+        **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in record.items()},
+    }
+    report_dir.mkdir(parents=True, exist_ok=True)
+    if path.is_file():
+        with path.open(newline="") as handle:
+            header = next(csv.reader(handle))
+        if set(header) != set(row):
+            raise ValueError(
+                f"{path}: its columns {header} differ from this validation's {list(row)}"
+            )
+    else:
+        header = list(row)
+        path.write_text(",".join(header) + "\n")
+    with path.open("a", newline="") as handle:
+        csv.DictWriter(handle, fieldnames=header).writerow(row)
+    return path
+
+
+def read_curve(report_dir: Path) -> list[dict[str, float]]:
+    """The rows of ``curve.csv`` as floats (empty if there is none)."""
+    path = report_dir / CURVE
+    if not path.is_file():
+        return []
+    rows = []
+    with path.open(newline="") as handle:
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            try:
+                rows.append({k: float(v) for k, v in row.items() if v != ""})
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {line}: not a number ({exc})") from exc
+    return rows
+
+
+def write_curve_png(report_dir: Path) -> Path | None:
+    """Plot the family metrics and Prins gap against instances (``curve.png``)."""
+    rows = read_curve(report_dir)
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [r["instances"] / 1000 for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    axes[0].plot(x, [r["families_met"] for r in rows], marker="o")
+    axes[0].axhline(FAMILY_COUNT_TARGET, ls="--", c="grey")
+    axes[0].set_title("OOD families within 15% of PyVRP 10 s (x8)")
+    axes[1].plot(x, [r["family_gap_mean"] for r in rows], marker="o")
+    axes[1].set_title("mean gap to PyVRP 10 s over families, %")
+    if all("prins_gap_paper_bks" in r for r in rows):
+        axes[2].plot(x, [r["prins_gap_paper_bks"] for r in rows], marker="o")
+        axes[2].axhline(PRINS_GAP_TARGET, ls="--", c="grey")
+    axes[2].set_title("Prins x8: gap to the paper's BKS, %")
+    for ax in axes:
+        ax.set_xlabel("training instances (thousands)")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path = report_dir / CURVE_PNG
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def hours_to_target(
+    rows: list[dict[str, float]], key: str, target: float, higher_is_better: bool
+) -> float | None:
+    """CPU hours beyond the last row until ``key`` reaches ``target`` on a linear trend in
+    log(instances) over the last :data:`TREND_POINTS` rows; 0 if reached, None if the trend
+    does not move towards it (or there are fewer than three points)."""
+    points = [(r["instances"], r[key], r["cpu_hours"]) for r in rows if key in r]
+    if not points:
+        return None
+    last_n, last_value, last_hours = points[-1]
+    if (last_value >= target) if higher_is_better else (last_value <= target):
+        return 0.0
+    points = points[-TREND_POINTS:]
+    if len(points) < 3 or last_hours <= 0:
+        return None
+    xs = [math.log(p[0]) for p in points]
+    ys = [p[1] for p in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    if slope == 0 or (slope > 0) != higher_is_better:
+        return None
+    needed = math.exp(mx + (target - my) / slope)
+    rate = (last_n - rows[0]["instances"]) / last_hours if last_hours else 0.0
+    if rate <= 0:
+        return None
+    return max(0.0, (needed - last_n) / rate)
+
+
+def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
+    """One line: CPU hours, instances, last validation, the targets and the hours to each."""
+    if state is None:
+        return "generalist: no state yet (python -m experiments.generalist train --hours H)"
+    parts = [
+        f"generalist: {state.cpu_hours:.2f} CPU h, {state.instances:,} instances "
+        f"({state.instances - state.start_instances:,} in this run, {state.resumes} resumes)"
+    ]
+    val = state.last_validation
+    if val:
+        parts.append(
+            f"families within 15% of PyVRP: {val['families_met']:.0f}/22 "
+            f"(target {FAMILY_COUNT_TARGET}), mean gap {val['family_gap_mean']:+.1f}%"
+        )
+        if "prins_gap_paper_bks" in val:
+            parts.append(
+                f"Prins x8 {val['prins_gap_paper_bks']:+.2f}% vs paper BKS "
+                f"(target {PRINS_GAP_TARGET}%)"
+            )
+    for label, key, target, higher in (
+        ("families", "families_met", FAMILY_COUNT_TARGET, True),
+        ("Prins", "prins_gap_paper_bks", PRINS_GAP_TARGET, False),
+    ):
+        hours = hours_to_target(rows, key, target, higher)
+        parts.append(
+            f"{label}: " + ("not reached on the trend" if hours is None else f"~{hours:.0f} CPU h")
+        )
+    return "; ".join(parts)

@@ -1,0 +1,83 @@
+"""What the generalist run is: model size, curriculum in N, batch rule, optimizer, paths.
+
+The model size and the curriculum were chosen from the CPU throughput measurement in
+``results/generalist/README.md`` (``python -m experiments.generalist throughput``): on one
+CPU thread a 64-d / 2-layer DRLHQ-CF trains about four times as many instances per hour as the
+128-d / 3-layer model, and at a few hundred thousand instances (what CPU hours buy) the smaller
+model is the better use of them. The CPUs this runs on have no bf16 matrix units (no AMX /
+AVX512-BF16), so training stays in float32.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+#: The committed, resumable state (weights in fp32, counters, curve): updated once per resume.
+STATE_DIR = REPO / "results" / "generalist" / "state"
+#: The run's report folder (curve.csv / curve.png / README.md).
+REPORT_DIR = REPO / "results" / "generalist"
+#: Local working folder (git-ignored): the 15-minute checkpoints with the optimizer.
+WORK_DIR = REPO / "runs" / "generalist-work"
+
+#: The policy class (``clrp_rl4co.policies`` registry name) and its architecture.
+POLICY = "drlhqcf"
+ARCHITECTURE = {
+    "embed_dim": 64,
+    "num_encoder_layers": 2,
+    "num_heads": 4,
+    "feedforward_hidden": 128,
+    "normalization": "instance",
+    "tanh_clipping": 10.0,
+}
+#: The run starts from this shipped model (same architecture) when there is no state yet.
+START_MODEL = "drlhqcf_mixed50_cpu"
+
+#: Adam; the optimizer restarts fresh at a resume from the committed state (weights only),
+#: and continues from the local checkpoint when that is newer.
+LEARNING_RATE = 1e-4
+WEIGHT_DECAY = 1e-6
+GRAD_CLIP = 1.0
+
+#: Customer nodes per training batch: a batch of N-customer instances holds
+#: ``round(NODES_PER_BATCH / N)`` instances (clamped to ``BATCH_BOUNDS``), so a step costs about
+#: the same at every N (POMO runs N starts per instance).
+NODES_PER_BATCH = 1600
+BATCH_BOUNDS = (8, 64)
+
+#: Seconds of training between local checkpoints.
+SAVE_EVERY_S = 15 * 60
+#: Training instances between validations (also done at the start of a fresh run and at the end
+#: of every resume).
+VALIDATE_EVERY = 20_000
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One curriculum stage: customers per instance drawn uniformly in ``num_loc`` while the
+    run's instance count is below ``until`` (None: the last stage)."""
+
+    num_loc: tuple[int, int]
+    until: int | None
+
+
+#: The curriculum in N: the start model saw 20-50; widen to 100, then to the mixed preset's 200.
+CURRICULUM = (Stage((20, 100), 200_000), Stage((20, 200), None))
+
+
+def stage_at(instances: int) -> tuple[int, Stage]:
+    """``(index, stage)`` of the curriculum stage in force after ``instances`` instances."""
+    for index, stage in enumerate(CURRICULUM):
+        if stage.until is None or instances < stage.until:
+            return index, stage
+    raise AssertionError("the last curriculum stage has no end")
+
+
+def batch_size(num_loc: int) -> int:
+    """Instances per training batch of ``num_loc``-customer instances."""
+    if num_loc < 1:
+        raise ValueError(f"num_loc: must be >= 1, got {num_loc}")
+    low, high = BATCH_BOUNDS
+    return int(min(high, max(low, math.floor(NODES_PER_BATCH / num_loc + 0.5))))

@@ -1,0 +1,195 @@
+"""The generalist's resumable training command (experiments/generalist)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import torch
+
+from experiments.generalist import report, settings
+from experiments.generalist.loop import TrainOptions, train
+from experiments.generalist.state import (
+    RunState,
+    choose_resume,
+    load_committed,
+    load_local,
+    save_committed,
+)
+
+
+@pytest.mark.parametrize(
+    ("num_loc", "expected"),
+    [(20, 64), (25, 64), (32, 50), (50, 32), (100, 16), (150, 11), (200, 8), (400, 8), (1, 64)],
+)
+def test_batch_size_keeps_customer_nodes_per_batch(num_loc, expected):
+    # round(1600 / N) instances, clamped to [8, 64]
+    assert settings.batch_size(num_loc) == expected
+
+
+def test_batch_size_rejects_empty_instances():
+    with pytest.raises(ValueError, match="num_loc"):
+        settings.batch_size(0)
+
+
+def test_curriculum_stages_switch_at_their_bound():
+    first, last = settings.CURRICULUM[0], settings.CURRICULUM[-1]
+    assert settings.stage_at(0) == (0, first)
+    assert settings.stage_at(first.until - 1) == (0, first)
+    assert settings.stage_at(first.until) == (1, settings.CURRICULUM[1])
+    assert settings.stage_at(10**9)[1] == last and last.until is None
+
+
+def _state(instances: int) -> RunState:
+    return RunState(instances=instances)
+
+
+def test_resume_prefers_the_local_checkpoint_only_when_it_is_ahead():
+    committed = (_state(100), {"w": torch.zeros(1)})
+    ahead = (_state(150), {"w": torch.ones(1)}, {"opt": 1})
+    behind = (_state(100), {"w": torch.ones(1)}, {"opt": 1})
+    assert choose_resume(committed, ahead)[0] == "local"
+    assert choose_resume(committed, ahead)[3] == {"opt": 1}
+    origin, state, weights, optimizer = choose_resume(committed, behind)
+    assert (origin, state.instances, optimizer) == ("committed", 100, None)
+    assert choose_resume(None, behind)[0] == "local"
+    assert choose_resume(None, None) == ("fresh", None, None, None)
+
+
+def test_committed_state_round_trip_and_bad_fields(tmp_path):
+    state = RunState(instances=7, cpu_hours=0.5, commits=["abc"])
+    save_committed(state, {"w": torch.arange(3, dtype=torch.float64)}, tmp_path)
+    loaded, weights = load_committed(tmp_path)
+    assert loaded == state
+    assert weights["w"].dtype == torch.float32  # weights are committed in fp32
+    (tmp_path / "state.json").write_text('{"instances": 1, "bogus": 2}')
+    with pytest.raises(ValueError, match=r"state\.json.*bogus"):
+        load_committed(tmp_path)
+    (tmp_path / "weights.pt").unlink()
+    with pytest.raises(FileNotFoundError, match="weights.pt"):
+        load_committed(tmp_path)
+
+
+def _rows(values, key="families_met", start=1000, per_hour=1000.0):
+    # instances grow x2 per point; CPU hours follow a constant rate of per_hour instances
+    rows = []
+    for i, v in enumerate(values):
+        n = start * 2**i
+        rows.append({"instances": n, "cpu_hours": (n - start) / per_hour, key: v})
+    return rows
+
+
+def test_hours_to_target_follows_the_log_linear_trend():
+    # value = 2 * log2(n / 1000): reaches 18 at n = 1000 * 2**9
+    rows = _rows([2.0 * i for i in range(4)])
+    hours = report.hours_to_target(rows, "families_met", 18, higher_is_better=True)
+    assert hours == pytest.approx((1000 * 2**9 - 1000 * 2**3) / 1000.0)
+
+
+def test_hours_to_target_reached_or_not_on_the_trend():
+    rows = _rows([5.0, 4.0, 3.0])
+    assert report.hours_to_target(rows, "families_met", 18, True) is None  # moving away
+    assert report.hours_to_target(rows, "families_met", 3, True) == 0.0  # already there
+    assert report.hours_to_target(rows[:2], "families_met", 18, True) is None  # too few points
+    falling = _rows([20.0, 16.0, 12.0], key="prins_gap_paper_bks")
+    hours = report.hours_to_target(falling, "prins_gap_paper_bks", 11.85, False)
+    assert hours is not None and hours > 0
+
+
+def test_curve_refuses_rows_with_other_columns(tmp_path):
+    report.append_curve(tmp_path, _state(1), 0, {"a": 1.0})
+    with pytest.raises(ValueError, match="columns"):
+        report.append_curve(tmp_path, _state(2), 0, {"b": 1.0})
+    assert [r["instances"] for r in report.read_curve(tmp_path)] == [1.0]
+
+
+@pytest.fixture
+def tiny_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "CURRICULUM", (settings.Stage((10, 12), None),))
+    calls = []
+
+    def fake_validation(policy):
+        calls.append(sum(p.detach().abs().sum().item() for p in policy.parameters()))
+        return {"families_met": 1.0, "family_gap_mean": 30.0 - len(calls)}
+
+    def options(**kw):
+        base = dict(
+            hours=1.0,
+            nice=0,
+            max_steps=2,
+            validate_every=10**9,
+            state_dir=tmp_path / "state",
+            work_dir=tmp_path / "work",
+            report_dir=tmp_path / "report",
+            validate_fn=fake_validation,
+        )
+        return TrainOptions(**{**base, **kw})
+
+    return options, calls, tmp_path
+
+
+def test_train_runs_resumes_and_writes_the_state_back(tiny_run):
+    options, calls, tmp = tiny_run
+    torch_threads = torch.get_num_threads()
+    try:
+        first = train(options())
+        start = settings.START_MODEL
+        assert first.start_model == start and first.resumes == 1 and first.steps == 2
+        # 2 steps of 10-12 customers: round(1600 / N) = 133..160 -> clamped to 64 each
+        assert first.instances - first.start_instances == 2 * 64
+        assert len(calls) == 2  # at the fresh start and at the end
+        committed, weights = load_committed(tmp / "state")
+        assert committed.instances == first.instances
+        assert load_local(tmp / "work")[0].instances == first.instances
+        second = train(options(max_steps=1))
+        assert second.resumes == 2 and second.instances == first.instances + 64
+        assert second.steps == 3
+        assert len(report.read_curve(tmp / "report")) == 3
+        assert second.best_family_gap == 27.0  # the fake metric improves at every call
+        # training changed the weights
+        _, new_weights = load_committed(tmp / "state")
+        assert any(not torch.equal(weights[k], new_weights[k]) for k in weights)
+    finally:
+        torch.set_num_threads(torch_threads)
+
+
+def test_train_stops_cleanly_on_sigterm(tiny_run, monkeypatch):
+    options, calls, tmp = tiny_run
+    import experiments.generalist.loop as loop
+
+    draw = loop.generate_dataset
+
+    def draw_then_terminate(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives while the first step runs
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "generate_dataset", draw_then_terminate)
+    before = signal.getsignal(signal.SIGTERM)
+    torch_threads = torch.get_num_threads()
+    try:
+        state = train(options(max_steps=50))
+    finally:
+        torch.set_num_threads(torch_threads)
+    assert state.steps == 1  # the step in progress finished, then the loop stopped
+    assert load_committed(tmp / "state")[0].steps == 1
+    assert len(calls) == 2  # validated at the start and once more before writing back
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is given back
+
+
+def test_sigterm_during_the_first_validation_still_writes_the_state(tiny_run):
+    options, calls, tmp = tiny_run
+
+    def validate_then_terminate(policy):
+        if not calls:
+            os.kill(os.getpid(), signal.SIGTERM)
+        calls.append(1)
+        return {"families_met": 0.0, "family_gap_mean": 1.0}
+
+    torch_threads = torch.get_num_threads()
+    try:
+        state = train(options(max_steps=50, validate_fn=validate_then_terminate))
+    finally:
+        torch.set_num_threads(torch_threads)
+    assert state.steps == 0
+    assert load_committed(tmp / "state")[0].resumes == 1
