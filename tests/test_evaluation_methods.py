@@ -2,6 +2,7 @@
 
 import copy
 import math
+import re
 
 import pytest
 import torch
@@ -66,7 +67,7 @@ def test_bad_methods_are_rejected(kwargs, match):
         Method(**kwargs)
 
 
-def test_cache_round_trip_and_truncated_line(tmp_path):
+def test_cache_round_trip_and_truncated_line(tmp_path, caplog):
     cache = ResultCache(tmp_path)
     key = "policy|a|multistart_greedy+aug8"
     rows = [
@@ -74,13 +75,66 @@ def test_cache_round_trip_and_truncated_line(tmp_path):
         InstanceResult(key, 1, "i1", math.inf, 0.2, False),
     ]
     cache.add(rows)
-    with cache.path(key).open("a") as f:
+    path = cache.path(key)
+    with path.open("a") as f:
         f.write('{"method": "A x8", "instance": 2, "na')  # interrupted write
-    loaded = cache.load(key)
-    assert sorted(loaded) == [0, 1]
+    with caplog.at_level("WARNING", logger="clrp_rl4co.evaluation.records"):
+        loaded = cache.load(key)
+        everything = cache.load_all()
+    assert sorted(loaded) == [0, 1] and len(everything) == 2
     assert loaded[0] == rows[0] and math.isinf(loaded[1].cost)
-    cache.add([InstanceResult(key, 2, "i2", 3.0, 0.1, True)])  # after the cut line
-    assert sorted(cache.load(key)) == [0, 1, 2]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 2 and all(f"{path}, line 3: dropping" in w for w in warnings)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="clrp_rl4co.evaluation.records"):
+        cache.add([InstanceResult(key, 2, "i2", 3.0, 0.1, True)])  # after the cut line
+    assert any(str(path) in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="clrp_rl4co.evaluation.records"):
+        assert sorted(cache.load(key)) == [0, 1, 2]
+    assert not caplog.records  # the cut line is gone from the file
+    assert len(path.read_text().splitlines()) == 3
+
+
+def test_a_complete_last_line_without_newline_is_kept(tmp_path):
+    cache = ResultCache(tmp_path)
+    key = "pyvrp|1s"
+    path = cache.path(key)
+    path.write_text(InstanceResult(key, 0, "i0", 1.0, 0.1, True).to_json())  # no newline
+    cache.add([InstanceResult(key, 1, "i1", 2.0, 0.1, True)])
+    assert sorted(cache.load(key)) == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "bad, last",
+    [
+        ('{"method": "pyvrp|1s", "instance": 1, "na', False),  # cut, then more lines
+        ("not json at all", False),
+        ('{"method": "pyvrp|1s", "instance": 1}', False),  # fields missing
+        ("[1, 2, 3]", False),
+        ("not json at all", True),  # a last line with its newline: not an interrupted write
+    ],
+)
+def test_a_corrupt_cache_line_is_an_error_naming_file_and_line(tmp_path, bad, last):
+    cache = ResultCache(tmp_path)
+    key = "pyvrp|1s"
+    good = [InstanceResult(key, k, f"i{k}", 1.0 + k, 0.1, True).to_json() for k in (0, 2)]
+    lines = [good[0], good[1], bad] if last else [good[0], bad, good[1]]
+    path = cache.path(key)
+    path.write_text("\n".join(lines) + "\n")
+    number = 3 if last else 2
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}, line {number}: not a cached"):
+        cache.load(key)
+    with pytest.raises(ValueError, match=f"line {number}"):
+        cache.load_all()
+
+
+def test_a_line_of_another_method_is_an_error(tmp_path):
+    cache = ResultCache(tmp_path)
+    key = "pyvrp|1s"
+    cache.path(key).write_text(InstanceResult("exact|1s", 0, "i0", 1.0, 0.1, True).to_json() + "\n")
+    with pytest.raises(ValueError, match=re.escape("line 1: a result of method 'exact|1s'")):
+        cache.load(key)
 
 
 def test_keys_that_look_alike_get_their_own_files(tmp_path):

@@ -73,3 +73,26 @@ def test_run_folders_know_their_instances_and_metric(tmp_path):
     ]
     assert curves.plot_run(run.metrics, run.learning_curve) and run.learning_curve.is_file()
     assert not curves.plot_run(tmp_path / "missing.csv", tmp_path / "no.png")
+
+
+def test_progress_lines_are_logged_and_read_back_behind_a_log_prefix(tmp_path, caplog):
+    import logging
+    from types import SimpleNamespace
+
+    import torch
+
+    trainer = SimpleNamespace(
+        sanity_checking=False,
+        is_global_zero=True,
+        current_epoch=2,
+        global_step=40,
+        callback_metrics={"val/reward": torch.tensor(-5.25), "train/loss": torch.tensor(0.5)},
+    )
+    with caplog.at_level(logging.INFO, logger="clrp_rl4co.models.curves"):
+        curves.ProgressLog().on_validation_epoch_end(trainer, None)
+    (record,) = caplog.records
+    hydra_format = logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
+    log = tmp_path / "train.log"
+    log.write_text(f"noise\n{hydra_format.format(record)}\n")
+    assert record.getMessage().startswith("[epoch 2 step 40 ")
+    assert curves.read_progress_log(log) == {"train/loss": {40: 0.5}, "val/reward": {40: -5.25}}

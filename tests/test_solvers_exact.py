@@ -214,6 +214,46 @@ def test_invalid_warm_start_raises():
         solve_exact(inst, max_runtime=5, warm_start=bad)
 
 
+def _pair_instance(second_demand: float) -> CLRPInstance:
+    """Two depots, three customers; customers 0 and 1 together load ``5 + second_demand`` onto a
+    vehicle of capacity 10."""
+    return CLRPInstance(
+        depot_locs=[[0.0, 0.0], [1.0, 1.0]],
+        customer_locs=[[0.2, 0.1], [0.3, 0.2], [0.8, 0.9]],
+        depot_capacity=[30.0, 30.0],
+        opening_cost=[1.0, 1.0],
+        demand=[5.0, second_demand, 3.0],
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=0.5,
+        name="pair",
+    )
+
+
+@pytest.mark.parametrize("strategy", ["monolithic", "subsets"])
+def test_warm_start_over_capacity_within_tolerance_is_dropped_with_a_warning(strategy, caplog):
+    # 5 + 5.000005 exceeds q = 10 by less than the checker's capacity tolerance (1e-5): the
+    # solution is valid, but the MIP has no arc between customers 0 and 1
+    inst = _pair_instance(5.000005)
+    warm = CLRPSolution([Route(0, (0, 1)), Route(1, (2,))])
+    warm.check(inst)
+    with caplog.at_level("WARNING", logger="clrp_rl4co.solvers.exact"):
+        res = solve_exact(inst, max_runtime=10, strategy=strategy, warm_start=warm)
+    (record,) = [r for r in caplog.records if r.levelname == "WARNING"]
+    message = record.getMessage()
+    assert message.startswith("pair: the warm start is not given to HiGHS")
+    assert "from customer 0 to customer 1" in message and "above the vehicle capacity 10" in message
+    assert res.solution is not None
+    res.solution.check(inst)
+
+
+def test_warm_start_within_capacity_gives_no_warning(caplog):
+    inst = _pair_instance(5.0)
+    warm = CLRPSolution([Route(0, (0, 1)), Route(1, (2,))])
+    with caplog.at_level("WARNING", logger="clrp_rl4co.solvers.exact"):
+        solve_exact(inst, max_runtime=10, strategy="monolithic", warm_start=warm)
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
 def test_time_limit_with_a_solution_is_feasible_not_optimal():
     # clrp20 with half a second: HiGHS has the warm start (a fixed PyVRP solution) but cannot
     # prove it optimal (its bound is -inf before presolve ends, 0 before the root LP, about

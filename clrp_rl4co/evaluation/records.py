@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -56,8 +59,10 @@ class ResultCache:
     """Append-only JSON-lines store of :class:`InstanceResult`, one file per method key.
 
     A run looks up what is already there and only computes the missing instances, so an
-    interrupted evaluation resumes where it stopped. A truncated last line (interrupted write) is
-    ignored.
+    interrupted evaluation resumes where it stopped. A last line without its newline that does
+    not parse (a write cut by an interruption) is dropped with a warning, and cut off the file by
+    the next :meth:`add`; any other line that does not parse is an error naming the file and
+    the line.
     """
 
     def __init__(self, root: str | Path):
@@ -74,18 +79,23 @@ class ResultCache:
         return self.root / f"{safe[:120]}.{digest}.jsonl"
 
     def load(self, method: str) -> dict[int, InstanceResult]:
-        """Cached results of ``method`` by instance index."""
+        """Cached results of ``method`` by instance index.
+
+        Raises:
+            ValueError: a line that is not a cached result (other than a cut last line), or a
+                result of another method, naming the file and the line.
+        """
         path = self.path(method)
         out: dict[int, InstanceResult] = {}
         if not path.is_file():
             return out
-        for line in path.read_text().splitlines():
-            try:
-                result = InstanceResult.from_json(line)
-            except (json.JSONDecodeError, TypeError, KeyError):
-                continue  # a line cut by an interruption
-            if result.method == method:
-                out[result.instance] = result
+        for number, result in read_results(path):
+            if result.method != method:
+                raise ValueError(
+                    f"{path}, line {number}: a result of method {result.method!r} in the file "
+                    f"of {method!r}; remove the line or the file"
+                )
+            out[result.instance] = result
         return out
 
     MODELS_FILE = "models.json"
@@ -121,21 +131,69 @@ class ResultCache:
             by_method.setdefault(r.method, []).append(r)
         for method, rows in by_method.items():
             path = self.path(method)
-            cut = path.is_file() and path.stat().st_size and not path.read_bytes().endswith(b"\n")
+            data = path.read_bytes() if path.is_file() else b""
+            if data and not data.endswith(b"\n"):  # a cut last line: drop it before appending
+                if _parses(data[data.rfind(b"\n") + 1 :]):
+                    data += b"\n"
+                else:
+                    log.warning("%s: cutting off its unfinished last line", path)
+                    data = data[: data.rfind(b"\n") + 1]
+                path.write_bytes(data)
             with path.open("a") as f:
-                f.write(("\n" if cut else "") + "".join(r.to_json() + "\n" for r in rows))
+                f.write("".join(r.to_json() + "\n" for r in rows))
                 f.flush()
 
     def load_all(self) -> list[InstanceResult]:
         """Every cached result, all methods."""
         out: list[InstanceResult] = []
         for path in sorted(self.root.glob("*.jsonl")):
-            for line in path.read_text().splitlines():
-                try:
-                    out.append(InstanceResult.from_json(line))
-                except (json.JSONDecodeError, TypeError, KeyError):
-                    continue
+            out.extend(result for _, result in read_results(path))
         return out
+
+
+#: What :meth:`InstanceResult.from_json` raises on a line that is not a cached result.
+_PARSE_ERRORS = (ValueError, TypeError, KeyError)
+
+
+def _parses(line: bytes | str) -> bool:
+    try:
+        InstanceResult.from_json(line)
+    except _PARSE_ERRORS:
+        return False
+    return True
+
+
+def read_results(path: Path) -> list[tuple[int, InstanceResult]]:
+    """``(line number, result)`` for every line of a cache file (1-based; blank lines skipped).
+
+    A last line without its newline that does not parse (a write cut by an interruption) is
+    dropped with a warning.
+
+    Raises:
+        ValueError: any other line that does not parse, naming the file and the line.
+    """
+    text = path.read_text()
+    lines = text.splitlines()
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, InstanceResult.from_json(line)))
+        except _PARSE_ERRORS as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                log.warning(
+                    "%s, line %d: dropping an unfinished last line (an interrupted write): %.60r",
+                    path,
+                    number,
+                    line,
+                )
+                continue
+            raise ValueError(
+                f"{path}, line {number}: not a cached result ({type(exc).__name__}: {exc}); "
+                "fix or delete the line (a deleted row is computed again)"
+            ) from exc
+    return out
 
 
 def policy_fingerprint(policy) -> str:

@@ -1,4 +1,4 @@
-"""Learning curves: the metrics CSV that survives a resume, the progress line printed at each
+"""Learning curves: the metrics CSV that survives a resume, the progress line logged at each
 validation, a run's learning-curve PNG, and several runs side by side (CSV + PNG).
 
 Compare runs (run folders, metrics CSVs or logs holding the progress lines; several sources of
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import logging
 import math
 import re
 import time
@@ -39,8 +40,11 @@ COST_COLUMNS = {
     "val/max_aug_reward": "val_cost_best_aug",
 }
 
-#: A progress line: ``[epoch E step S M min] key=value ...`` (:class:`ProgressLog`).
-PROGRESS_LINE = re.compile(r"^\[epoch (\d+) step (\d+) ([\d.]+) min\] (.*)$")
+#: A progress line: ``[epoch E step S M min] key=value ...`` (:class:`ProgressLog`), after the
+#: logging handler's prefix if any (Hydra's ``[time][logger][INFO] - ``).
+PROGRESS_LINE = re.compile(r"\[epoch (\d+) step (\d+) ([\d.]+) min\] (.*)$")
+
+log = logging.getLogger(__name__)
 
 #: ``{metric: {step: value}}``
 Series = dict[str, dict[int, float]]
@@ -70,7 +74,7 @@ class ResumableCSVLogger(CSVLogger):
 
 
 class ProgressLog(Callback):
-    """Prints :data:`PROGRESS_LINE` after each validation (epoch, step, training minutes, the
+    """Logs :data:`PROGRESS_LINE` (INFO) after each validation (epoch, step, training minutes, the
     scalar metrics) and keeps two totals across resumed parts, stored in every checkpoint
     (:meth:`from_checkpoint`): wall seconds of training (validation included) and training
     instances (batch size x processes, summed over steps)."""
@@ -99,9 +103,12 @@ class ProgressLog(Callback):
         scalars = {k: float(v) for k, v in trainer.callback_metrics.items() if v.numel() == 1}
         parts = " ".join(f"{k}={v:.4f}" for k, v in sorted(scalars.items()))
         minutes = self.elapsed() / 60
-        print(
-            f"[epoch {trainer.current_epoch} step {trainer.global_step} {minutes:.1f} min] {parts}",
-            flush=True,
+        log.info(
+            "[epoch %d step %d %.1f min] %s",
+            trainer.current_epoch,
+            trainer.global_step,
+            minutes,
+            parts,
         )
 
     def state_dict(self) -> dict[str, float]:
@@ -136,7 +143,7 @@ def read_progress_log(path: str | Path) -> Series:
     """The metrics of the :data:`PROGRESS_LINE` lines of a text log (a later line wins)."""
     series: Series = {}
     for line in Path(path).read_text(errors="replace").splitlines():
-        match = PROGRESS_LINE.match(line.strip())
+        match = PROGRESS_LINE.search(line.strip())
         if match:
             step = int(match.group(2))
             for key, _, value in (kv.partition("=") for kv in match.group(4).split()):
@@ -265,7 +272,9 @@ def compare_runs(
             rows.append(row)
         lines[label] = ([s * per_step for s in steps], [-points[s] for s in steps])
         best = min(-points[s] for s in steps)
-        print(f"{label}: {len(steps)} validations up to step {steps[-1]}, best cost {best:.4f}")
+        log.info(
+            "%s: %d validations up to step %d, best cost %.4f", label, len(steps), steps[-1], best
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.with_suffix(".csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -304,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--metric", default=None, help="default: each run's checkpoint metric")
     p.add_argument("--max-step", type=int, default=None, help="ignore later steps")
     args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
     rows = compare_runs(dict(args.runs), args.out, args.batch_size, args.metric, args.max_step)
     print(f"written: {Path(args.out).with_suffix('.csv')} and {Path(args.out).with_suffix('.png')}")
     return rows

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
 import os
 import sys
@@ -41,6 +42,8 @@ import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, Route
 from .common import SolverResult, check_instance, check_solution, make_result
+
+log = logging.getLogger(__name__)
 
 _INF = highspy.kHighsInf
 #: Relative gap between the bound and the objective below which a run counts as proven optimal
@@ -334,8 +337,8 @@ def solve_exact(
     if incumbent is not None:
         try:
             warm = _values(model, instance, incumbent)
-        except KeyError:
-            warm = None
+        except KeyError as exc:  # an arc the model prunes
+            _warn_pruned_warm_start(instance, exc.args[0])
     remaining = lambda: max_runtime - (time.perf_counter() - start)
     if strategy == "monolithic":
         sol, bound, proven = _monolithic(h, model, incumbent, warm, remaining)
@@ -352,6 +355,30 @@ def solve_exact(
         optimal = abs(objective - bound) <= OPTIMALITY_TOLERANCE * max(1.0, abs(objective))
     return make_result(
         instance, sol, solver="exact", runtime=runtime, bound=bound, proven_optimal=optimal
+    )
+
+
+def _warn_pruned_warm_start(instance: CLRPInstance, arc: tuple[int, int]) -> None:
+    """Log why HiGHS gets no warm start: the solution uses the customer-customer ``arc``, which
+    the model leaves out because the two demands exceed the vehicle capacity (the solution
+    checker accepted the route within its capacity tolerance)."""
+    nd = instance.num_depots
+    j, k = arc[0] - nd, arc[1] - nd
+    dj, dk = float(instance.demand[j]), float(instance.demand[k])
+    log.warning(
+        "%s: the warm start is not given to HiGHS: its route goes from customer %d to customer "
+        "%d (node %d -> %d), demands %g + %g = %g above the vehicle capacity %g; the model "
+        "has no arc between customers whose demands exceed the capacity (the solution checker "
+        "accepted the route within its capacity tolerance); HiGHS starts without it",
+        instance.name or "CLRPInstance",
+        j,
+        k,
+        arc[0],
+        arc[1],
+        dj,
+        dk,
+        dj + dk,
+        float(instance.vehicle_capacity),
     )
 
 
