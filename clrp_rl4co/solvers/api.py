@@ -1,4 +1,17 @@
-"""Batch entry points: many instances over processes, and the TensorDict adapters for the env."""
+"""Batch entry points: many instances over processes (:func:`solve`), and the same solvers on env
+batches (:func:`solve_td`, :func:`local_search_td`), the role of RL4CO's optional env methods
+``solve`` / ``local_search``, kept here so that the env stands alone.
+
+Example::
+
+    from clrp_rl4co import CLRPEnv
+    from clrp_rl4co.solvers import local_search_td, solve_td
+
+    env = CLRPEnv(generator_params={"preset": "clrp20"})
+    td = env.generator(batch_size=[4])
+    actions, costs = solve_td(td, max_runtime=0.5)  # PyVRP, 0.5 s per instance
+    better = local_search_td(td, policy_actions, max_runtime=0.5)  # never worse
+"""
 
 from __future__ import annotations
 
@@ -119,16 +132,19 @@ def _pad(sequences: list[list[int]]):
 
 
 def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", **kw):
-    """Solve an env batch.
+    """Reference solutions of an env batch as env actions, with their costs.
+
+    Unlike RL4CO's MTVRP ``solve``, the costs are positive (the env's reward is ``-cost``).
 
     Args:
-        td: TensorDict with ``cost_locs`` [B, D+N, 2], ``depot_capacity`` [B, D],
+        td: an instance batch (``env.generator(...)``, a dataset, or a reset state): a
+            TensorDict with ``cost_locs`` [B, D+N, 2], ``depot_capacity`` [B, D],
             ``opening_cost`` [B, D], ``demand`` [B, N], ``vehicle_capacity`` [B, 1],
             ``vehicle_fixed_cost`` [B, 1], ``rounded_costs`` [B].
         max_runtime: seconds per instance.
         num_procs: worker processes.
-        solver: ``"pyvrp"`` or ``"exact"``.
-        **kw: passed to :func:`solve`.
+        solver: ``"pyvrp"`` (heuristic) or ``"exact"`` (HiGHS MIP).
+        **kw: passed to :func:`solve` (``seed``, ``max_iterations``, ``threads``, ...).
 
     Returns:
         actions: LongTensor [B, T] of env node indices (depots ``0..D-1``, customer ``j`` is
@@ -161,13 +177,18 @@ def local_search_td(
     max_iterations: int | None = None,
     progress: bool = False,
 ):
-    """Improve env action sequences with :func:`refine`; each row is never made worse.
+    """Improve env action sequences (e.g. a policy's) with PyVRP warm-started from them
+    (:func:`.refine.refine_solution`); no row is made worse.
 
     Args:
-        td: env TensorDict (see :func:`solve_td`).
+        td: the instance batch the actions solve (see :func:`solve_td`).
         actions: [B, T] node-index actions (trailing padding allowed).
-        max_runtime: PyVRP seconds per instance.
-        mode: ``"full"`` or ``"routes"``.
+        max_runtime: PyVRP seconds per instance (None: ``max_iterations`` only).
+        mode: ``"full"`` (depots and routes may change) or ``"routes"`` (the open depots stay).
+        num_procs: worker processes.
+        seed: PyVRP seed.
+        max_iterations: PyVRP iterations per instance (0 returns the input).
+        progress: show a tqdm progress bar.
 
     Returns:
         LongTensor [B, T'] of improved actions, padded with the env's no-op (node 0).
