@@ -215,3 +215,17 @@ def test_package_never_imports_the_harness(graph):
     assert not harness, "package modules import the harness:\n" + "\n".join(
         f"{module} line {line}: {name}" for module, line, name in harness
     )
+
+
+def test_env_folder_stands_alone(graph):
+    """The env folder is RL4CO's ``rl4co/envs/routing/clrp/``: it imports only itself."""
+    edges, _ = graph
+    folder = f"{PACKAGE}.envs.clrp"
+    outside = {
+        (module, target)
+        for module, targets in edges.items()
+        if module == folder or module.startswith(folder + ".")
+        for target in targets
+        if not (target == folder or target.startswith(folder + "."))
+    }
+    assert not outside, sorted(outside)
