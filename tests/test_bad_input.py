@@ -1,5 +1,7 @@
 """Bad input gets a ValueError that names the field and the value."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -84,6 +86,43 @@ def test_env_reset_rejects_mismatched_shapes(td):
     bad = td.clone()
     del bad["demand"]
     with pytest.raises(ValueError, match="demand: missing"):
+        CLRPEnv().reset(bad)
+
+
+# clrp10: 5 depots, 10 customers, 15 nodes; each array cut or padded along its node axis
+@pytest.mark.parametrize(
+    "key,shape",
+    [
+        ("depot_capacity", [3, 4]),
+        ("depot_capacity", [3, 6]),
+        ("depot_capacity", [3, 5, 1]),
+        ("opening_cost", [3, 4]),
+        ("demand", [3, 9]),
+        ("demand", [3, 15]),
+        ("demand", [3, 10, 1]),
+        ("locs", [3, 14, 2]),
+        ("locs", [3, 15, 3]),
+    ],
+)
+@pytest.mark.parametrize("with_cost_locs", [True, False])
+def test_a_wrong_shape_is_reported_on_its_own_field(td, key, shape, with_cost_locs):
+    bad = td.clone() if with_cost_locs else td.exclude("cost_locs")
+    bad[key] = torch.ones(shape)
+    expected = {
+        "depot_capacity": "[B, 5]",
+        "opening_cost": "[B, 5]",
+        "demand": "[B, 10]",
+        "locs": "[B, 15, 2]",
+    }[key]
+    message = (
+        rf"{key}: expected shape {re.escape(expected)} for 5 depots and 10 customers, "
+        rf"got {re.escape(str(shape))}"
+    )
+    # without cost_locs, a well-formed demand or locs that disagrees on the number of
+    # customers is one array against the other: the message then names both
+    tie = not with_cost_locs and key in ("demand", "locs") and shape[-1] != 1 and shape[-1] != 3
+    pattern = f"(^|; or ){message}(; or |$)" if tie else f"^{message}$"
+    with pytest.raises(ValueError, match=pattern):
         CLRPEnv().reset(bad)
 
 

@@ -150,6 +150,48 @@ def test_render_titles_the_replayed_cost(tmp_path):
     plt.close(fig)
 
 
+def test_render_reads_the_cost_of_a_final_state_without_replaying(monkeypatch):
+    import matplotlib.pyplot as plt  # the Agg backend: MPLBACKEND in conftest.py
+
+    env = CLRPEnv()
+    final = env.rollout_actions(small(2), torch.tensor([SOLUTION, SOLUTION]))
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("render replayed the actions of a final state")
+
+    monkeypatch.setattr(CLRPEnv, "rollout_actions", no_replay)
+    ax = env.render(final, torch.tensor([SOLUTION, SOLUTION]), index=1)
+    assert ax.get_title().startswith(f"cost {COST:.4g} = depots 7 + vehicles 2 + routing ")
+    assert ax.get_title().endswith("\n1 open depots, 2 routes")
+    plt.close(ax.figure)
+
+
+def test_render_module_takes_the_cost_parts_it_shows():
+    import ast
+    import importlib
+    import inspect
+
+    import matplotlib.pyplot as plt  # the Agg backend: MPLBACKEND in conftest.py
+
+    # the module (the package's attribute ``render`` is the function)
+    render_module = importlib.import_module("clrp_rl4co.envs.clrp.render")
+    tree = ast.parse(inspect.getsource(render_module))
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "env" not in imported and not any(name.endswith(".env") for name in imported)
+    costs = {"total": 12.5, "opening": 7.0, "vehicles": 2.0, "routing": 3.5, "penalty": 0.0}
+    ax = render_module.render(small(1), torch.tensor(SOLUTION), costs=costs)
+    assert ax.get_title() == (
+        "cost 12.5 = depots 7 + vehicles 2 + routing 3.5\n1 open depots, 2 routes"
+    )
+    plt.close(ax.figure)
+    # an instance (not a final state) and no costs: the routes only
+    ax = render_module.render(small(1), torch.tensor(SOLUTION))
+    assert ax.get_title() == "CLRP: 2 depots, 3 customers\n1 open depots, 2 routes"
+    plt.close(ax.figure)
+
+
 def test_random_rollouts_of_a_generated_batch_reach_done():
     env = CLRPEnv(generator_params={"preset": "clrp10"})
     td = env.reset(batch_size=[4])

@@ -68,6 +68,23 @@ def test_batch_and_sizes_are_checked_with_their_shapes():
     wrong = TensorDict({**td.to_dict(), "demand": td["demand"][:, None, :]}, batch_size=[6])
     with pytest.raises(ValueError, match=r"^demand: expected shape \[B, 3\]"):
         check_instance_validity(wrong)
+    # one depot or customer too few in depot_capacity or demand: the other arrays (locs,
+    # cost_locs, opening_cost) still state 2 depots and 3 customers, so the error is on it
+    wrong = td.clone()
+    wrong["depot_capacity"] = wrong["depot_capacity"][:, :1]
+    with pytest.raises(ValueError, match=r"^depot_capacity: expected shape \[B, 2\] for 2 "
+                       r"depots and 3 customers, got \[6, 1\]$"):  # fmt: skip
+        check_instance_validity(wrong)
+    wrong = td.clone()
+    wrong["demand"] = wrong["demand"][:, :2]
+    with pytest.raises(ValueError, match=r"^demand: expected shape \[B, 3\] for 2 depots and "
+                       r"3 customers, got \[6, 2\]$"):  # fmt: skip
+        check_instance_validity(wrong)
+    # without cost_locs it is demand against locs: locs' count first, the other one named too
+    with pytest.raises(ValueError, match=r"^demand: expected shape \[B, 3\] for 2 depots and "
+                       r"3 customers, got \[6, 2\]; or locs: expected shape \[B, 4, 2\] for 2 "
+                       r"depots and 2 customers, got \[6, 5, 2\]$"):  # fmt: skip
+        check_instance_validity(wrong.exclude("cost_locs"))
     wrong = td.clone()
     wrong["vehicle_capacity"] = torch.full((6, 2), 10.0)
     with pytest.raises(ValueError, match=r"^vehicle_capacity: expected one value per instance, "

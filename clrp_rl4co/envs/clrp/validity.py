@@ -81,21 +81,13 @@ def check_instance_validity(td: TensorDict, names: Sequence[str] | None = None) 
     if num_customers < 1:
         shape = list(td["demand"].shape)
         raise ValueError(f"demand: need at least one customer, got shape {shape}")
-    num_depots, num_customers = _agreed_sizes(td)
-    num_nodes = num_depots + num_customers
-    shapes = {
-        "locs": (num_nodes, 2),
-        "cost_locs": (num_nodes, 2),
-        "depot_capacity": (num_depots,),
-        "opening_cost": (num_depots,),
-        "demand": (num_customers,),
-    }
-    for key, shape in shapes.items():
-        if key in td.keys() and tuple(td[key].shape[1:]) != shape:
-            raise ValueError(
-                f"{key}: expected shape [B, {', '.join(map(str, shape))}] for {num_depots} "
-                f"depots and {num_customers} customers, got {list(td[key].shape)}"
-            )
+    (num_depots, num_customers), rival = _agreed_sizes(td)
+    error = _shape_error(td, num_depots, num_customers)
+    if error is not None:
+        other = None if rival is None else _shape_error(td, *rival)
+        if other is not None and other.split(":")[0] != error.split(":")[0]:
+            error = f"{error}; or {other}"  # as many arrays state the other sizes
+        raise ValueError(error)
     for key in ("vehicle_capacity", "vehicle_fixed_cost"):
         if td[key].numel() != batch[0]:
             raise ValueError(f"{key}: expected one value per instance, got {list(td[key].shape)}")
@@ -190,9 +182,10 @@ _SIZE_OF = {
 }
 
 
-def _agreed_sizes(td: TensorDict) -> tuple[int, int]:
-    """``(D, N)``: the numbers of depots and customers that most of the instance's arrays
-    agree on, so that a shape error names the array that disagrees.
+def _agreed_sizes(td: TensorDict) -> tuple[tuple[int, int], tuple[int, int] | None]:
+    """``((D, N), rival)``: the numbers of depots and customers that most of the instance's
+    arrays agree on, so that a shape error names the array that disagrees, and another pair
+    that as many arrays agree on (None if there is none).
 
     Each array of :data:`_SIZE_OF` with the right number of dimensions ([B, k], or [B, k, 2]
     for coordinates) states ``D``, ``N`` or ``D + N``; the pair stated by the most arrays wins,
@@ -223,7 +216,30 @@ def _agreed_sizes(td: TensorDict) -> tuple[int, int]:
         votes = sum(agrees(key, *pair) for key in stated)
         return votes, agrees("locs", *pair), pair == fallback
 
-    return max(sorted(candidates), key=support)
+    ranked = sorted(sorted(candidates), key=support, reverse=True)
+    best = ranked[0]
+    tied = [pair for pair in ranked[1:] if support(pair)[0] == support(best)[0]]
+    return best, (tied[0] if tied else None)
+
+
+def _shape_error(td: TensorDict, num_depots: int, num_customers: int) -> str | None:
+    """The message for the first array whose shape does not fit ``num_depots`` depots and
+    ``num_customers`` customers (its shape and the expected one); None if all fit."""
+    num_nodes = num_depots + num_customers
+    shapes = {
+        "locs": (num_nodes, 2),
+        "cost_locs": (num_nodes, 2),
+        "depot_capacity": (num_depots,),
+        "opening_cost": (num_depots,),
+        "demand": (num_customers,),
+    }
+    for key, shape in shapes.items():
+        if key in td.keys() and tuple(td[key].shape[1:]) != shape:
+            return (
+                f"{key}: expected shape [B, {', '.join(map(str, shape))}] for {num_depots} "
+                f"depots and {num_customers} customers, got {list(td[key].shape)}"
+            )
+    return None
 
 
 def split_start_action(actions: torch.Tensor, num_depots: int) -> tuple[torch.Tensor, torch.Tensor]:
