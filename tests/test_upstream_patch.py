@@ -68,6 +68,17 @@ def test_patch_applies_and_copies_env_files(snapshot, committed_patch, tmp_path)
         assert (upstream / rel).read_bytes() == (mp.PACKAGE_ENV_DIR / rel).read_bytes(), rel
 
 
+def test_patch_carries_no_mixed_preset(committed_patch):
+    """Preset "mixed" is the package's (clrp_rl4co/generators/): the patch has only the
+    paper's presets and the hook that registers others."""
+    for text in ("MixedRanges", "MixedSampler", "mixed_ranges", "register_preset(\"mixed\"",
+                 "preset=\"mixed\"", "clrp_rl4co.generators"):  # fmt: skip
+        assert text not in committed_patch, text
+    assert "def register_preset(" in committed_patch
+    assert "+++ b/rl4co/envs/routing/clrp/generator.py" in committed_patch
+    assert "+++ b/rl4co/envs/routing/clrp/dataset.py" in committed_patch
+
+
 def test_package_imports_in_env_files_fail_loudly(tmp_path, monkeypatch):
     (tmp_path / "env.py").write_text(
         "import torch\nimport pyvrp\n\n\ndef f():\n    from clrp_rl4co.solvers import solve_td\n"
