@@ -8,6 +8,7 @@ from .instance import (
     instances_to_tensordict,
     tensordict_to_instances,
 )
+from .json_instance import read_json_instance, write_json_instance
 from .prodhon import benchmarks_dir, prins_files, read_prodhon, write_prodhon
 from .solution import CLRPSolution, CostBreakdown, Route
 
@@ -24,7 +25,9 @@ __all__ = [
     "load_or_draw",
     "prins_bks",
     "prins_files",
+    "read_json_instance",
     "read_prodhon",
     "tensordict_to_instances",
+    "write_json_instance",
     "write_prodhon",
 ]

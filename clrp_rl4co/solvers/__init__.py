@@ -1,4 +1,5 @@
-"""Classical CLRP solvers: exact MIP (HiGHS), PyVRP heuristic, refinement.
+"""CLRP solvers: exact MIP (HiGHS), PyVRP heuristic, refinement, and the hybrid of a learned
+policy's starts with PyVRP refinement (:func:`solve_hybrid`).
 
 :func:`solve` and :func:`refine_solution` work on :class:`~clrp_rl4co.data.CLRPInstance`
 objects; :func:`solve_td` and :func:`local_search_td` take and return env batches (a
@@ -9,16 +10,20 @@ TensorDict of instances, ``[B, T]`` action sequences), as RL4CO's optional env `
 from .api import local_search_td, solve, solve_td
 from .common import SolverResult, check_instance
 from .exact import solve_exact
+from .hybrid import HybridResult, learned_starts, solve_hybrid
 from .pyvrp_solver import solve_pyvrp
 from .refine import refine_solution
 
 __all__ = [
+    "HybridResult",
     "SolverResult",
     "check_instance",
+    "learned_starts",
     "local_search_td",
     "refine_solution",
     "solve",
     "solve_exact",
+    "solve_hybrid",
     "solve_pyvrp",
     "solve_td",
 ]

@@ -29,20 +29,38 @@ gives what is left of the budget to the best set.
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pyvrp
 from pyvrp import Activity, ActivityType, Client, Depot, Location, ProblemData, VehicleType
+from pyvrp.exceptions import PenaltyBoundWarning
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
 
 from ..data import CLRPInstance, CLRPSolution, Route
 from .common import SolverResult, check_instance, check_solution, make_result
 
+logger = logging.getLogger(__name__)
+
+#: What PyVRP's ``PenaltyBoundWarning`` means here (logged at DEBUG, never shown raw). PyVRP
+#: raises the penalty of a violated constraint (vehicle capacity, or the shift duration that
+#: encodes a depot's capacity) while few of its recent solutions are feasible, and warns when
+#: the penalty reaches its upper bound. Depot capacities in the encoding are tight by design (a
+#: depot set is searched near its capacity), so this happens on feasible instances; the search
+#: goes on, and only feasible results are returned and then checked.
+PENALTY_BOUND_NOTE = (
+    "PyVRP's penalty for a violated capacity reached its bound (it searched among infeasible "
+    "solutions for a while; depot capacities are tight in this encoding); feasible result: %s"
+)
+
 #: Default multiplier turning real-valued costs into PyVRP integers.
 DEFAULT_COST_SCALE = 10_000
+#: Largest share of a time-limited depot-set search spent ranking depot sets by estimate.
+RANKING_SHARE = 0.1
 #: Multiplier for non-integral demands and capacities.
 DEMAND_SCALE = 1_000
 _INT_TOL = 1e-9
@@ -198,14 +216,23 @@ def run_pyvrp(
 ) -> CLRPSolution | None:
     """One PyVRP run on ``enc``; returns the best feasible solution decoded, or None."""
     init = to_pyvrp(enc, initial) if initial is not None else None
-    res = pyvrp.solve(
-        enc.data,
-        _stop(max_runtime, max_iterations),
-        seed=seed,
-        collect_stats=False,
-        display=False,
-        initial_solution=init,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PenaltyBoundWarning)
+        res = pyvrp.solve(
+            enc.data,
+            _stop(max_runtime, max_iterations),
+            seed=seed,
+            collect_stats=False,
+            display=False,
+            initial_solution=init,
+        )
+    for warning in caught:
+        if issubclass(warning.category, PenaltyBoundWarning):
+            logger.debug(PENALTY_BOUND_NOTE, res.is_feasible())
+        else:  # anything else PyVRP warns about is shown as it is
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     if not res.is_feasible():
         return None
     return decode(enc, res.best)
@@ -213,6 +240,10 @@ def run_pyvrp(
 
 def _cost(instance: CLRPInstance, sol: CLRPSolution | None) -> float:
     return math.inf if sol is None else sol.cost(instance).total
+
+
+class _OutOfTime(Exception):
+    """The depot-set ranking ran out of its time."""
 
 
 class SetEstimate:
@@ -239,11 +270,14 @@ class SetEstimate:
         self.need = float(self.demand.sum())
         self.num_depots = num_depots
         self._cache: dict[tuple[int, ...], float] = {}
+        self._deadline: float | None = None
 
     def __call__(self, depots) -> float:
         key = tuple(sorted(int(d) for d in depots))
         val = self._cache.get(key)
         if val is None:
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                raise _OutOfTime
             val = self._cache[key] = self._evaluate(key)
         return val
 
@@ -294,14 +328,29 @@ class SetEstimate:
         out.extend(tuple(sorted(list(current) + [c])) for c in closed)
         return out
 
-    def best_sets(self, max_sets: int = 1100, starts: int = 3) -> list[tuple[int, ...]]:
+    def best_sets(
+        self, max_sets: int = 1100, starts: int = 3, max_seconds: float | None = None
+    ) -> list[tuple[int, ...]]:
         """Depot sets by increasing estimate (infinite estimates left out).
 
         Every non-empty set when there are at most ``max_sets`` of them; else every set of
         the sizes ``1..k`` that fit into ``max_sets`` sets, plus the descent (best-improvement
         drop / swap / add) from the best ``starts`` of these and from a greedy drop started
-        on all depots.
+        on all depots. With ``max_seconds`` the ranking stops when that time is spent (on
+        large instances, e.g. 60 depots and 1,000 customers, the full ranking takes tens of
+        seconds) and holds the sets estimated so far.
         """
+        self._deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        try:
+            self._rank(max_sets, starts)
+        except _OutOfTime:
+            logger.debug("depot-set ranking stopped after %s s", max_seconds)
+        finally:
+            self._deadline = None
+        sets = [s for s in self._cache if math.isfinite(self._cache[s])]
+        return sorted(sets, key=lambda s: (self(s), s))
+
+    def _rank(self, max_sets: int, starts: int) -> None:
         num_depots = self.num_depots
         if (1 << num_depots) - 1 <= max_sets:
             sets = [
@@ -330,8 +379,6 @@ class SetEstimate:
                     if self(cand) >= self(current) - 1e-12:
                         break
                     current = cand
-        sets = [s for s in self._cache if math.isfinite(self._cache[s])]
-        return sorted(sets, key=lambda s: (self(s), s))
 
 
 def _neighbour_sets(
@@ -399,7 +446,7 @@ def depot_set_search(
 
     start = time.perf_counter()
     est = SetEstimate(instance)
-    ranked = est.best_sets()
+    ranked = est.best_sets(max_seconds=None if max_runtime is None else RANKING_SHARE * max_runtime)
     queue: list[tuple[int, ...]] = []
     first = ranked[0] if ranked else tuple(range(instance.num_depots))
     if initial is not None and initial.routes:
@@ -424,9 +471,14 @@ def depot_set_search(
     evals = 0
     tried: set[tuple[int, ...]] = {first, tuple(best.open_depots)}
     improved = True
+    if max_runtime is not None:  # ranking the neighbours stops with the search's time
+        est._deadline = start + max_runtime * (1.0 - final_share)
     while improved and evals < max_evals:
         improved = False
-        cands = queue + _neighbour_sets(instance, tuple(best.open_depots), est)
+        try:
+            cands = queue + _neighbour_sets(instance, tuple(best.open_depots), est)
+        except _OutOfTime:
+            break
         queue = []
         for cand in cands:
             if cand in tried:
@@ -445,6 +497,7 @@ def depot_set_search(
                 break
             if evals >= max_evals:
                 break
+    est._deadline = None
     t, it = part(final_share)
     if max_runtime is not None:
         t = max(0.0, max_runtime - (time.perf_counter() - start))

@@ -1,0 +1,440 @@
+"""Hybrid solver: learned starts from a policy, then PyVRP refinement, within one time budget.
+
+:func:`solve_hybrid` spends at most ``start_share`` of the budget decoding the policy
+(:func:`learned_starts`), keeps a few good and diverse solutions (different open-depot sets
+first: each is a proposal of where to locate), refines each briefly with
+:func:`.refine.refine_solution` and gives the rest of the budget to the best one. The result is
+never worse than the best learned start.
+
+Decoding is planned against the budget. The paper's x8 decoding (every customer as a first
+move, times the 8 dihedral transforms of the coordinates) is one batch when it fits in memory
+and time; larger instances are decoded in *units*: one greedy rollout first, then blocks of
+start customers (a seeded random order of the customers, one transform at a time), each unit no
+larger than :data:`TRAJECTORY_NODE_LIMIT` trajectory-nodes, so memory stays bounded at any size.
+A unit runs only when its predicted time fits in what is left of the decode budget; predictions
+start from a prior (:func:`predict_decode_seconds`) and are scaled by the measured/predicted
+ratio of the units already run. SGBS (``sgbs:4x4+aug8``) adds one more start when its predicted
+time (a multiple of the measured x8 time) fits too.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..data import CLRPInstance, CLRPSolution, instances_to_tensordict
+from .common import SolverResult, check_instance, make_result
+from .refine import refine_solution
+
+logger = logging.getLogger(__name__)
+
+#: Largest ``trajectories x nodes`` decoded in one batch (bounds the decoder's memory: about
+#: 0.5 GB of activations at the default embedding size).
+TRAJECTORY_NODE_LIMIT = 1_000_000
+#: SGBS ``4x4+aug8`` takes about this many times the x8 decode (measured 20x at 50 customers,
+#: 35x at 100; the multiple is kept on the safe side).
+SGBS_FACTOR = 40.0
+#: Multiplier on predicted decode times once a unit was measured (the prior's shape is rough).
+PREDICTION_SAFETY = 1.5
+#: Largest share of the budget the first decode unit (x8, or one greedy rollout on large
+#: instances) may take: on 1,000 customers one greedy rollout is far better than what PyVRP
+#: finds in the seconds it costs.
+FIRST_UNIT_SHARE = 0.5
+#: Seconds kept free at the end of the budget for pricing and returning the result.
+END_MARGIN = 0.05
+#: Share of the budget first assumed as a refinement's overrun (PyVRP's set-up and the
+#: decoding of its result come on top of its own time limit); then the largest overrun seen.
+END_SHARE = 0.02
+
+
+def solver_budget(seconds: float) -> float:
+    """The time limit to give a classical solver so that it returns within ``seconds`` of wall
+    time: less :data:`END_SHARE` and :data:`END_MARGIN` (at least 1 ms)."""
+    return max(seconds * (1.0 - END_SHARE) - END_MARGIN, 1e-3)
+
+
+def predict_decode_seconds(num_customers: int, num_depots: int, trajectories: int) -> float:
+    """Prior estimate of one decode's wall time on one CPU thread.
+
+    A rollout takes about ``2.2 N`` steps; a step costs a fixed part plus a part proportional to
+    ``trajectories x nodes``. Fitted on single-thread CPU decodes of 20 to 1,000 customers; it
+    errs on the slow side, and :func:`learned_starts` rescales it by measured times.
+    """
+    steps = 2.2 * num_customers
+    return steps * (1.5e-3 + 7e-8 * trajectories * (num_customers + num_depots))
+
+
+@dataclass
+class LearnedStarts:
+    """The solutions kept from decoding a policy on one instance.
+
+    Attributes:
+        solutions: valid solutions, best first (the first is the best decoded).
+        objectives: their costs in the instance's units.
+        decode: what was decoded, e.g. ``x8``, ``greedy+ms64``, ``x8+sgbs``, or ``none``.
+        trajectories: the number of rollouts decoded.
+        seconds: wall time spent.
+    """
+
+    solutions: list[CLRPSolution] = field(default_factory=list)
+    objectives: list[float] = field(default_factory=list)
+    decode: str = "none"
+    trajectories: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class HybridResult(SolverResult):
+    """A :class:`.common.SolverResult` of :func:`solve_hybrid` with its learned part.
+
+    Attributes:
+        start_objective: the best learned start's cost (None when no decode fitted the budget).
+        starts: how many learned starts were refined.
+        decode: what was decoded (see :attr:`LearnedStarts.decode`).
+        decode_seconds: wall time of the decoding.
+    """
+
+    start_objective: float | None = None
+    starts: int = 0
+    decode: str = "none"
+    decode_seconds: float = 0.0
+
+
+class _Bar:
+    """A tqdm bar over the seconds of one instance (a no-op unless asked for)."""
+
+    def __init__(self, enabled: bool, seconds: float, name: str):
+        self.bar = None
+        self.start = time.perf_counter()
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=round(seconds, 1), desc=name or "hybrid", unit="s", leave=False)
+
+    def update(self, phase: str) -> None:
+        if self.bar is not None:
+            elapsed = min(time.perf_counter() - self.start, self.bar.total)
+            self.bar.set_postfix_str(phase)
+            self.bar.update(round(elapsed, 1) - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _permuted(instance: CLRPInstance, order: np.ndarray) -> CLRPInstance:
+    """``instance`` with its customers listed in ``order`` (customer ``k`` is ``order[k]``)."""
+    return CLRPInstance(
+        depot_locs=instance.depot_locs,
+        customer_locs=instance.customer_locs[order],
+        depot_capacity=instance.depot_capacity,
+        opening_cost=instance.opening_cost,
+        demand=instance.demand[order],
+        vehicle_capacity=instance.vehicle_capacity,
+        vehicle_fixed_cost=instance.vehicle_fixed_cost,
+        rounded_costs=instance.rounded_costs,
+        name=instance.name,
+    )
+
+
+@torch.no_grad()
+def _rollouts(policy, env, instance: CLRPInstance, augment: list[int] | None, starts: int):
+    """Decode ``instance`` (greedy when ``starts == 0``, else multistart greedy from its first
+    ``starts`` customers) on the dihedral transforms ``augment`` (None: the identity only).
+    Returns ``(actions [R, T] numpy, costs [R] numpy)``, costs in the instance's units."""
+    from rl4co.data.transforms import StateAugmentation
+
+    td = env.reset(instances_to_tensordict([instance]))
+    if augment is not None:
+        td = StateAugmentation(num_augment=8, augment_fn="dihedral8")(td)[torch.tensor(augment)]
+    if starts:
+        out = policy(td, env, decode_type="multistart_greedy", num_starts=starts, calc_reward=True)
+    else:
+        out = policy(td, env, decode_type="greedy", calc_reward=True)
+    return out["actions"].cpu().numpy(), (-out["reward"]).double().cpu().numpy()
+
+
+class _Pool:
+    """The best rollouts seen so far (by env cost), as actions on the original customers."""
+
+    def __init__(self, num_depots: int, keep: int = 64):
+        self.num_depots = num_depots
+        self.keep = keep
+        self.items: list[tuple[float, tuple[int, ...]]] = []
+
+    def add(self, actions: np.ndarray, costs: np.ndarray, order: np.ndarray | None) -> None:
+        num_depots = self.num_depots
+        best = np.argsort(costs, kind="stable")[: self.keep]
+        for r in best:
+            row = actions[r].astype(np.int64)
+            if order is not None:
+                row = np.where(row >= num_depots, num_depots + order[row - num_depots], row)
+            self.items.append((float(costs[r]), tuple(int(a) for a in row)))
+        self.items.sort(key=lambda item: item[0])
+        seen, kept = set(), []
+        for item in self.items:
+            if item[1] not in seen:
+                seen.add(item[1])
+                kept.append(item)
+        self.items = kept[: self.keep]
+
+
+def _diverse(instance: CLRPInstance, pool: _Pool, count: int) -> list[CLRPSolution]:
+    """Up to ``count`` valid solutions of ``pool``, best first: each new open-depot set first,
+    then the next best solutions."""
+    chosen: list[CLRPSolution] = []
+    later: list[CLRPSolution] = []
+    depot_sets: set[tuple[int, ...]] = set()
+    valid = []
+    for _, actions in pool.items:
+        solution = CLRPSolution.from_actions(actions, instance.num_depots)
+        try:
+            solution.check(instance)
+        except ValueError as exc:  # the env's mask makes every rollout valid: a bug if not
+            logger.warning("%s: a decoded solution is invalid (%s); skipped", instance.name, exc)
+            continue
+        valid.append((solution.cost(instance).total, len(valid), solution))
+    valid.sort(key=lambda item: item[:2])  # exact costs (the pool ranks by the env's reward)
+    for _, _, solution in valid:
+        if solution.open_depots not in depot_sets:
+            depot_sets.add(solution.open_depots)
+            chosen.append(solution)
+            if len(chosen) == count:
+                break
+        elif len(later) < count:
+            later.append(solution)
+    chosen += later[: count - len(chosen)]
+    chosen.sort(key=lambda s: s.cost(instance).total)
+    return chosen
+
+
+def _units(
+    instance: CLRPInstance, seed: int, seconds: float
+) -> list[tuple[list[int] | None, int, np.ndarray]]:
+    """The decode plan: ``(transforms, starts, customer order)`` per unit, in run order: x8 in
+    one batch when it fits in memory and (by the prior) in ``seconds``, else greedy first and
+    then growing blocks of start customers, one transform after the other."""
+    num_customers = instance.num_customers
+    nodes = instance.num_customers + instance.num_depots
+    per_unit = max(1, TRAJECTORY_NODE_LIMIT // nodes)
+    identity = np.arange(num_customers)
+    x8 = 8 * num_customers
+    if x8 <= per_unit and predict_decode_seconds(num_customers, instance.num_depots, x8) <= seconds:
+        return [(list(range(8)), num_customers, identity)]
+    units: list[tuple[list[int] | None, int, np.ndarray]] = [(None, 0, identity)]
+    rng = np.random.default_rng(seed)
+    for transform in range(8):
+        order = rng.permutation(num_customers)
+        block, done = 16, 0
+        while done < num_customers:
+            size = min(block, per_unit, num_customers - done)
+            # customers order[done:done + size] first: they are the starts of this unit
+            first = np.concatenate([order[done : done + size], order[:done], order[done + size :]])
+            units.append(([transform] if transform else None, size, first))
+            done += size
+            block *= 4
+    return units
+
+
+def learned_starts(
+    instance: CLRPInstance,
+    policy: torch.nn.Module,
+    seconds: float,
+    seed: int = 0,
+    count: int = 3,
+    sgbs: bool | None = None,
+    env=None,
+    on_unit=None,
+    first_seconds: float | None = None,
+) -> LearnedStarts:
+    """Decode ``policy`` on ``instance`` within ``seconds`` and keep ``count`` diverse starts.
+
+    Args:
+        instance: the CLRP instance.
+        policy: a CLRP policy (e.g. from :func:`clrp_rl4co.policies.load_policy`), in eval mode.
+        seconds: the decode budget (wall time); units predicted not to fit are not run.
+        seed: orders the start customers of large instances.
+        count: how many solutions to keep (distinct open-depot sets first).
+        sgbs: add an SGBS ``4x4+aug8`` solution (None: when its predicted time fits; True: only
+            then as well, False: never).
+        env: the env to decode in (default ``CLRPEnv(check_actions=False)``).
+        on_unit: called with the decode label after each unit (progress).
+        first_seconds: a larger budget for the first unit alone (on large instances one
+            greedy rollout is worth more than the refinement time it takes).
+
+    Returns:
+        The kept starts; none when not even one greedy rollout fits in ``seconds``.
+    """
+    from ..envs import CLRPEnv
+
+    env = env if env is not None else CLRPEnv(check_actions=False)
+    start = time.perf_counter()
+    num_customers, num_depots = instance.num_customers, instance.num_depots
+    pool = _Pool(num_depots)
+    ratio = 1.0  # safety x measured / predicted time of the last unit
+    trajectories = 0
+    labels: list[str] = []
+    for transforms, starts, order in _units(instance, seed, seconds):
+        rows = max(1, starts) * (len(transforms) if transforms else 1)
+        predicted = ratio * predict_decode_seconds(num_customers, num_depots, rows)
+        left = (seconds if trajectories else max(seconds, first_seconds or 0.0)) - (
+            time.perf_counter() - start
+        )
+        if predicted > left:
+            logger.debug("%s: decode unit of %d rollouts (%.2f s predicted) does not fit "
+                         "(%.2f s left)", instance.name, rows, predicted, left)  # fmt: skip
+            break
+        unit_start = time.perf_counter()
+        permuted = instance if order is None or starts == num_customers else None
+        target = permuted if permuted is not None else _permuted(instance, order)
+        actions, costs = _rollouts(policy, env, target, transforms, starts)
+        pool.add(actions, costs, None if permuted is not None else order)
+        elapsed = time.perf_counter() - unit_start
+        unit_prior = predict_decode_seconds(num_customers, num_depots, rows)
+        ratio = PREDICTION_SAFETY * elapsed / unit_prior
+        trajectories += rows
+        if transforms is not None and len(transforms) == 8:
+            labels.append("x8")
+        elif starts == 0:
+            labels.append("greedy")
+        if on_unit is not None:
+            on_unit("decode")
+    if trajectories and trajectories not in (1, 8 * num_customers):
+        labels.append(f"ms{trajectories - 1}")
+    x8_seconds = time.perf_counter() - start
+    if sgbs is not False and labels[:1] == ["x8"]:
+        left = seconds - (time.perf_counter() - start)
+        if SGBS_FACTOR * x8_seconds <= left:
+            from ..models import decode_batch
+
+            td = instances_to_tensordict([instance])
+            actions, parts, _ = decode_batch(policy, env, td, "sgbs:4x4+aug8")
+            pool.add(actions.cpu().numpy(), parts["total"].double().cpu().numpy(), None)
+            trajectories += 1
+            labels.append("sgbs")
+    solutions = _diverse(instance, pool, count) if trajectories else []
+    return LearnedStarts(
+        solutions=solutions,
+        objectives=[s.cost(instance).total for s in solutions],
+        decode="+".join(labels) if labels else "none",
+        trajectories=trajectories,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def solve_hybrid(
+    instance: CLRPInstance,
+    policy: torch.nn.Module | None,
+    seconds: float = 10.0,
+    seed: int = 0,
+    starts: int = 3,
+    start_share: float = 0.3,
+    explore_share: float = 0.5,
+    sgbs: bool | None = None,
+    progress: bool = False,
+) -> HybridResult:
+    """Solve one instance: learned starts, then PyVRP refinement, in ``seconds`` of wall time.
+
+    1. :func:`learned_starts` decodes ``policy`` for at most ``start_share * seconds`` (its
+       first unit up to :data:`FIRST_UNIT_SHARE` of the budget) and keeps ``starts`` diverse
+       solutions (distinct open-depot sets first);
+    2. each start is refined (:func:`.refine.refine_solution`, location and routing) for an equal
+       part of ``explore_share`` of the time left (only when there are several);
+    3. the best solution so far is refined for the rest of the budget.
+
+    The result is never worse than the best learned start. With no policy, or when not even
+    one greedy rollout fits in the decode budget, it is PyVRP alone
+    (:func:`.pyvrp_solver.solve_pyvrp`) over the whole budget (``decode == "none"``).
+
+    Args:
+        instance: the CLRP instance.
+        policy: a CLRP policy in eval mode, or None.
+        seconds: the wall-time budget (decoding included).
+        seed: PyVRP's seed (start ``i`` is refined with ``seed + i``) and the order of the
+            start customers of large instances; a run is reproducible up to timing.
+        starts: learned starts to refine.
+        start_share: largest share of the budget spent decoding.
+        explore_share: share of the time left after decoding spent refining every start.
+        sgbs: see :func:`learned_starts`.
+        progress: show a tqdm bar over the budget.
+
+    Returns:
+        A :class:`HybridResult` (solver ``"hybrid"``); its ``objective`` is in the instance's
+        units and ``start_objective`` is the best learned start's.
+
+    Raises:
+        ValueError: ``instance`` is obviously infeasible, or a non-positive ``seconds`` /
+            ``starts`` or a share outside [0, 1].
+    """
+    check_instance(instance)
+    if not seconds > 0:
+        raise ValueError(f"seconds: must be positive, got {seconds}")
+    if starts < 1:
+        raise ValueError(f"starts: must be >= 1, got {starts}")
+    for name, share in (("start_share", start_share), ("explore_share", explore_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name}: must be in [0, 1], got {share}")
+    begin = time.perf_counter()
+    deadline = begin + seconds - END_MARGIN
+    bar = _Bar(progress, seconds, instance.name)
+    try:
+        found = LearnedStarts()
+        if policy is not None and start_share > 0:
+            found = learned_starts(
+                instance,
+                policy,
+                seconds * start_share,
+                seed,
+                starts,
+                sgbs,
+                on_unit=bar.update,
+                first_seconds=seconds * max(start_share, FIRST_UNIT_SHARE),
+            )
+        if not found.solutions:
+            from .pyvrp_solver import solve_pyvrp
+
+            logger.info("%s: no learned start fits in the budget; PyVRP alone", instance.name)
+            left = solver_budget(deadline + END_MARGIN - time.perf_counter())
+            res = solve_pyvrp(instance, max_runtime=left, seed=seed)
+            bar.update("pyvrp")
+            fields = {**res.__dict__, "solver": "hybrid", "runtime": time.perf_counter() - begin}
+            return HybridResult(**fields)
+        best = found.solutions[0]
+        best_cost = found.objectives[0]
+        overrun = END_SHARE * seconds  # how far past its budget a refinement may run
+
+        def refine(solution: CLRPSolution, budget: float, seed_k: int) -> None:
+            nonlocal best, best_cost, overrun
+            budget = min(budget, deadline - time.perf_counter() - overrun)
+            if budget <= 0:
+                return
+            began = time.perf_counter()
+            refined = refine_solution(instance, solution, max_runtime=budget, seed=seed_k)
+            overrun = max(overrun, time.perf_counter() - began - budget)
+            cost = refined.cost(instance).total
+            if cost < best_cost:
+                best, best_cost = refined, cost
+
+        left = deadline - time.perf_counter()
+        if len(found.solutions) > 1 and left > 0:
+            each = left * explore_share / len(found.solutions)
+            for k, solution in enumerate(found.solutions):
+                refine(solution, each, seed + k)
+                bar.update(f"refine start {k + 1}")
+        refine(best, math.inf, seed + len(found.solutions))
+        bar.update("done")
+        res = make_result(instance, best, solver="hybrid", runtime=time.perf_counter() - begin)
+        return HybridResult(
+            **res.__dict__,
+            start_objective=found.objectives[0],
+            starts=len(found.solutions),
+            decode=found.decode,
+            decode_seconds=found.seconds,
+        )
+    finally:
+        bar.close()

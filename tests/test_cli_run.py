@@ -1,0 +1,78 @@
+"""What ``auto`` picks: exact on tiny instances, the paper's model only on instances like its
+training data, the generalist elsewhere."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from instances import random_instance
+
+from clrp_rl4co.cli.run import auto_method, auto_model, looks_like_paper, solve_instance
+from clrp_rl4co.data import CLRPInstance, tensordict_to_instances
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+
+
+def paper_instance(num_customers: int) -> CLRPInstance:
+    td = generate_dataset(CLRPGenerator(num_loc=num_customers), 1, seed=5)
+    return tensordict_to_instances(td)[0]
+
+
+def changed(instance: CLRPInstance, **values) -> CLRPInstance:
+    return replace(instance, _dist=None, **values)
+
+
+@pytest.mark.parametrize("size, model", [(10, "drlhq_clrp10"), (20, "drlhq_clrp20"),
+                                         (50, "drlhq_clrp50"), (100, "drlhq_clrp100")])  # fmt: skip
+def test_paper_instances_get_the_paper_model_of_their_size(size, model):
+    instance = paper_instance(size)
+    assert looks_like_paper(instance)
+    assert auto_model(instance) == model
+
+
+def test_other_instances_get_the_generalist(benchmarks_root):
+    from clrp_rl4co.data import read_prodhon
+
+    prins = read_prodhon(benchmarks_root / "prins" / "coord20-5-1.dat")
+    assert not looks_like_paper(prins) and auto_model(prins) == "drlhqcf_mixed50_cpu"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"vehicle_capacity": 80.0},
+        {"vehicle_fixed_cost": 2.0},
+        {"rounded_costs": True},
+        {"demand": np.full(50, 25.0)},
+        {"customer_locs": np.full((50, 2), 2.0)},
+        {"opening_cost": np.full(10, 9.0)},
+    ],
+)
+def test_one_difference_from_the_training_data_means_the_generalist(change):
+    instance = changed(paper_instance(50), **change)
+    assert not looks_like_paper(instance)
+    assert auto_model(instance) == "drlhqcf_mixed50_cpu"
+
+
+def test_paper_like_sizes_far_from_any_model_get_the_generalist():
+    assert auto_model(paper_instance(300)) == "drlhqcf_mixed50_cpu"
+
+
+def test_auto_method_is_exact_only_on_tiny_instances():
+    assert auto_method(random_instance(12, seed=0)) == "exact"
+    assert auto_method(random_instance(13, seed=0)) == "hybrid"
+
+
+def test_exact_under_auto_proves_a_tiny_instance():
+    outcome = solve_instance(random_instance(6, seed=1, num_depots=2), "auto", seconds=5.0)
+    assert outcome.method == "exact" and outcome.status == "optimal"
+    assert outcome.model is None
+
+
+def test_x8_alone_is_the_policy_decode():
+    instance = random_instance(15, seed=2)
+    outcome = solve_instance(instance, "x8", seconds=5.0, model="drlhq_clrp20")
+    assert outcome.method == "x8" and outcome.model == "drlhq_clrp20"
+    assert outcome.details["decode"] == "x8"
+    outcome.solution.check(instance)
