@@ -25,6 +25,7 @@ from hydra.utils import instantiate
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.models.runs import RunFolder
 
@@ -75,15 +76,13 @@ def main(argv: list[str] | None = None) -> dict:
     batches = [instances[i : i + 250] for i in range(0, args.instances, 250)]
     env = CLRPEnv(check_actions=False)
     result: dict = {"before": {}, "after": {}, "paper": PAPER, "args": vars(args)}
-    print("| decode | untrained | trained | paper |\n|---|---|---|---|")
+    table = []
     for spec in DECODES:
         result["before"][spec] = mean_objective(initial, env, batches, spec)
         result["after"][spec] = mean_objective(trained, env, batches, spec)
-        print(
-            f"| {spec} | {result['before'][spec]:.4f} | {result['after'][spec]:.4f} | "
-            f"{PAPER.get(spec, '')} |",
-            flush=True,
-        )
+        before, after = result["before"][spec], result["after"][spec]
+        table.append([spec, f"{before:.4f}", f"{after:.4f}", PAPER.get(spec, "")])
+    print(markdown_table(["decode", "untrained", "trained", "paper"], table), flush=True)
     (run.path / "learning_check.json").write_text(json.dumps(result, indent=2))
     return result
 

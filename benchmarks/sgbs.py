@@ -15,18 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from pathlib import Path
 
 import torch
 
-from clrp_rl4co import CLRPEnv
+from clrp_rl4co import CLRPEnv, provenance
 from clrp_rl4co.data import tensordict_to_instances
 from clrp_rl4co.envs.clrp import generate_dataset
+from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import load_policy
-from clrp_rl4co.models.evaluation import decode_batch
+from clrp_rl4co.models.decoding import decode_batch
 from clrp_rl4co.search import sgbs
 from clrp_rl4co.solvers import solve as reference_solve
 
@@ -64,8 +63,7 @@ def main() -> None:
     policy = load_policy(args.policy).eval()
     print(
         f"policy {args.policy}; {args.num} instances per preset, seed {args.seed}; torch "
-        f"threads {args.threads}; {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cpus"
+        f"threads {args.threads}; {provenance.machine()}"
     )
     ref_times = [float(x) for x in args.ref_time.split(",")]
     for k, preset in enumerate(args.presets.split(",")):
@@ -92,15 +90,15 @@ def main() -> None:
         rows.append((f"pyvrp+ds {ref_seconds:g}s (reference)", ref, ref_seconds * args.num))
         aug_cost, aug_time = rows[1][1].mean().item(), rows[1][2]
         print(f"\n{preset}: {args.num} instances")
-        print("| method | objective | gap to ref % | s/instance | gap closed | time / aug |")
-        print("|---|---|---|---|---|---|")
+        table = []
         for name, cost, seconds in rows:
             gap = ((cost - ref) / ref * 100).mean().item()
             closed = (aug_cost - cost.mean().item()) / max(aug_cost - ref.mean().item(), 1e-12)
-            print(
-                f"| {name} | {cost.mean().item():.4f} | {gap:.2f} | {seconds / args.num:.4f} "
-                f"| {closed:.2f} | {seconds / aug_time:.1f}x |"
-            )
+            table.append([name, f"{cost.mean().item():.4f}", f"{gap:.2f}",
+                          f"{seconds / args.num:.4f}", f"{closed:.2f}",
+                          f"{seconds / aug_time:.1f}x"])  # fmt: skip
+        header = ["method", "objective", "gap to ref %", "s/instance", "gap closed", "time / aug"]
+        print(markdown_table(header, table))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ depot-set search) and ``exact``
 Examples (2 cores):
     python benchmarks/solvers.py --sets clrp50,clrp100 --num 10 \
         --pyvrp-time-by-size 50:5,100:10 --methods pyvrp,pyvrp+ds
-    CLRP_BENCHMARKS_DIR=/work/shared/benchmarks python benchmarks/solvers.py \
+    CLRP_BENCHMARKS_DIR=path/to/benchmarks python benchmarks/solvers.py \
         --sets prins --prins-time 60 --methods pyvrp+ds --verbose
 """
 
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 
+from clrp_rl4co import provenance
 from clrp_rl4co.data import (
     CLRPInstance,
     prins_bks,
@@ -51,20 +51,6 @@ def generate(num_customers: int, num: int, seed: int) -> list[CLRPInstance]:
     td = generate_dataset(CLRPGenerator(preset=preset), num, seed)
     names = [f"{preset}_s{seed}_{k}" for k in range(num)]
     return tensordict_to_instances(td, names=names)
-
-
-def machine() -> str:
-    """CPU model and logical CPU count of this machine."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs"
 
 
 def run_method(
@@ -244,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
         return time_by_size.get(n, args.pyvrp_time)
 
     args.time_for = time_for
-    print(f"machine: {machine()}; python {platform.python_version()}")
+    print(f"machine: {provenance.machine()}; {provenance.software()}")
     print(
         f"PyVRP: {args.num_procs} processes x 1 thread; exact: HiGHS {args.threads} threads, "
         f"{args.exact_time:g} s limit, one instance at a time"

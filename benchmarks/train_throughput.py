@@ -252,7 +252,7 @@ def sweep(args: argparse.Namespace) -> dict:
         ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
     )
     gpu = device.type == "cuda"
-    name = torch.cuda.get_device_name(device) if gpu else f"cpu, {args.threads} thread(s)"
+    name = provenance.machine(device) + ("" if gpu else f", {args.threads} thread(s)")
     rows = ["fp32 strict", BASELINE, "bf16 autocast"]
     extra = []
     if gpu:

@@ -50,6 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
+from clrp_rl4co.markdown import markdown_table
+
 REPO = Path(__file__).resolve().parents[1]
 TRAINING_DIR = REPO / "results" / "training"
 PRETRAINED_DIR = REPO / "clrp_rl4co" / "pretrained"
@@ -301,18 +303,19 @@ def report(results: dict[str, dict], command: str) -> str:
         "",
         "## Fits (validation objective v against fine-tuning instances n)",
         "",
-        "| preset | batch | points | n at shipped ckpt | val there | power law a + b (n/1e6)^-c "
-        "| RMS residual | log-linear tail alpha + beta ln(n/1e6) | RMS "
-        "| instances / minute (H200) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    fits = []
     for preset, r in results.items():
         c, p, q = r["curve"], r["power"], r["loglin"]
-        lines.append(
-            f"| {preset} | {c.batch} | {len(c.n)} | {c.shipped_instances:,} | "
-            f"{c.shipped_val:.4f} | a {p.a:.4f}, b {p.b:.4f}, c {p.c:.3f} | {p.rms:.4f} | "
-            f"alpha {q.alpha:.4f}, beta {q.beta:.4f} | {q.rms:.4f} | {c.per_minute:,.0f} |"
-        )
+        fits.append([preset, c.batch, len(c.n), f"{c.shipped_instances:,}",
+                     f"{c.shipped_val:.4f}", f"a {p.a:.4f}, b {p.b:.4f}, c {p.c:.3f}",
+                     f"{p.rms:.4f}", f"alpha {q.alpha:.4f}, beta {q.beta:.4f}", f"{q.rms:.4f}",
+                     f"{c.per_minute:,.0f}"])  # fmt: skip
+    header = ["preset", "batch", "points", "n at shipped ckpt", "val there",
+              "power law a + b (n/1e6)^-c", "RMS residual",
+              "log-linear tail alpha + beta ln(n/1e6)", "RMS",
+              "instances / minute (H200)"]  # fmt: skip
+    lines.append(markdown_table(header, fits))
     lines += [
         "",
         "## What each target still needs (beyond the shipped checkpoint)",
@@ -321,23 +324,23 @@ def report(results: dict[str, dict], command: str) -> str:
         "assumed constant; target on the curve = paper target - offset. Instances beyond the",
         "shipped checkpoint; GPU minutes at the H200 fine-tune's rate (four presets at once).",
         "",
-        "| preset | rung | paper x8 target | our x8 now | offset | target on the curve "
-        "| power law: instances | GPU min | bootstrap 10-50-90% (share reached) "
-        "| power law, fit anchor | log-linear tail: instances | GPU min |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    needs = []
     for preset, r in results.items():
         rate = r["curve"].per_minute
         for g in r["rungs"]:
             q10, q50, q90 = g["boot"]
-            lines.append(
-                f"| {preset} | {g['rung']} | {g['target_x8']:.4f} | {r['x8']:.4f} | "
-                f"{r['offset']:+.4f} | {g['target_val']:.4f} | "
-                f"{_fmt_n(g['power'])} | {_fmt_min(g['power'], rate)} | "
-                f"{_fmt_n(q10)} / {_fmt_n(q50)} / {_fmt_n(q90)} ({g['boot_reached']:.0%}) | "
-                f"{_fmt_n(g['fit_anchor'])} | {_fmt_n(g['loglin'])} | "
-                f"{_fmt_min(g['loglin'], rate)} |"
-            )
+            needs.append([preset, g["rung"], f"{g['target_x8']:.4f}", f"{r['x8']:.4f}",
+                          f"{r['offset']:+.4f}", f"{g['target_val']:.4f}", _fmt_n(g["power"]),
+                          _fmt_min(g["power"], rate),
+                          f"{_fmt_n(q10)} / {_fmt_n(q50)} / {_fmt_n(q90)} "
+                          f"({g['boot_reached']:.0%})",
+                          _fmt_n(g["fit_anchor"]), _fmt_n(g["loglin"]),
+                          _fmt_min(g["loglin"], rate)])  # fmt: skip
+    header = ["preset", "rung", "paper x8 target", "our x8 now", "offset", "target on the curve",
+              "power law: instances", "GPU min", "bootstrap 10-50-90% (share reached)",
+              "power law, fit anchor", "log-linear tail: instances", "GPU min"]  # fmt: skip
+    lines.append(markdown_table(header, needs))
     sources = sorted({(r["x8_source"], p) for p, r in results.items()})
     lines += ["", "Our x8 now: " + "; ".join(f"{p} from {src}" for src, p in sources) + "."]
     bound = [p for p, r in results.items() if r["power"].c <= C_MIN * 1.001]

@@ -15,6 +15,8 @@ import csv
 import math
 from pathlib import Path
 
+from clrp_rl4co.markdown import markdown_table
+
 from .specs import SYNTHETIC, trained_on
 
 #: The DRLHQ paper's figures quoted in the issue (objective means on its own test sets).
@@ -98,11 +100,11 @@ def headline(out: str | Path = "results") -> Path | None:
             continue
         summary = list(csv.DictReader(summary_path.open()))
         per_instance = list(csv.DictReader(per_instance_path.open()))
-        lines.append("| " + " | ".join(preset_line(summary, per_instance, preset)) + " |")
+        lines.append(preset_line(summary, per_instance, preset))
     if not lines:
         return None
     header = ["preset", "subset n", *COLUMNS, "DRLHQ x8, whole test set", "paper (DRLHQ)"]
-    text = "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *lines])
+    text = markdown_table(header, lines)
     target = out / "headline.md"
     target.write_text(text + "\n")
     return target

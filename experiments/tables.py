@@ -9,8 +9,6 @@ redrawn from every synthetic table found under ``<out>``.
 from __future__ import annotations
 
 import os
-import platform
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -18,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from clrp_rl4co import provenance
 from clrp_rl4co.data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
 from clrp_rl4co.evaluation import (
     EvalData,
@@ -97,47 +96,19 @@ def table_data(part: TablePart, max_instances: int | None = None) -> EvalData:
 
 
 def hardware(device: str, num_procs: int) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    gpu = ""
-    if device.startswith("cuda") and torch.cuda.is_available():
-        gpu = f", GPU {torch.cuda.get_device_name(0)}"
+    """The hardware line of a table: machine, policy device and threads, solver processes,
+    software."""
     return (
-        f"{cpu}, {os.cpu_count()} logical CPUs{gpu}; policy device {device}, "
-        f"{torch.get_num_threads()} torch threads; solver/refinement processes {num_procs}; "
-        f"torch {torch.__version__}, Python {platform.python_version()}"
+        f"{provenance.machine(device)}; policy device {device}, {torch.get_num_threads()} torch "
+        f"threads; solver/refinement processes {num_procs}; {provenance.software()}"
     )
 
 
-def _load_average() -> str:
-    try:
-        return f"{os.getloadavg()[0]:.1f}"
-    except OSError:
-        return "n/a"
-
-
-def _git_commit() -> str:
-    """Short commit of the checkout, ``+ uncommitted changes`` when the package's or the
-    harness's code differs from it."""
+def code_commit() -> str:
+    """The commit line of a table: ``+ uncommitted changes`` when the package's or the
+    harness's code differs from the commit."""
     here = Path(__file__).resolve().parent
-
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", *args], capture_output=True, text=True, cwd=here, timeout=5)
-        return out.stdout.strip()
-
-    try:
-        commit = git("rev-parse", "--short", "HEAD") or "unknown"
-        code = [str(here), str(here.parent / "clrp_rl4co")]  # the harness and the package
-        dirty = commit != "unknown" and git("status", "--porcelain", "--", *code)
-        return f"{commit} + uncommitted changes" if dirty else commit
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+    return provenance.commit_line([here, here.parent / "clrp_rl4co"], root=here.parent)
 
 
 def _apply_limits(
@@ -358,7 +329,7 @@ def run_table(
     folder.mkdir(parents=True, exist_ok=True)
     parts = table_parts(table, models)
     start = time.perf_counter()
-    commit = _git_commit()  # the code this run started with (a long run may outlive a commit)
+    commit = code_commit()  # the code this run started with (a long run may outlive a commit)
     info = hardware(options.device, options.num_procs)
     print(f"table {table}: {info}")
     sections = []
@@ -376,8 +347,9 @@ def run_table(
         f"- commit: {commit} (at the start), {time.strftime('%Y-%m-%d %H:%M %Z')} (at the end)",
         f"- hardware: {info}",
         f"- this run's wall time: {time.perf_counter() - start:.0f} s (cached rows are only read);"
-        f" 1-minute load average at the end: {_load_average()} on {os.cpu_count()} CPUs (other"
-        " jobs on the machine slow the time-limited solvers and inflate the measured times)",
+        f" 1-minute load average at the end: {provenance.load_average()} on {os.cpu_count()} CPUs"
+        " (other jobs on the machine slow the time-limited solvers and inflate the measured"
+        " times)",
         "- objective: mean over the row's instances with the 95% confidence interval; gap: per",
         "  instance to the best row on that instance, then averaged; the subset columns compare",
         "  every row on the instances they all ran on; time: batch wall time / batch size.",

@@ -395,22 +395,21 @@ def print_summary(s: dict) -> None:
 
 
 def table() -> str:
-    rows = [
-        "| module | mutants | killed | survived | equivalent | score first | score now | runtime |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    from clrp_rl4co.markdown import markdown_table
+
+    rows = []
     for module in MODULES:
         path = RESULTS / f"{slug(module)}.json"
         if not path.exists():
-            rows.append(f"| {module} | not run | | | | | | |")
+            rows.append([module, "not run", "", "", "", "", "", ""])
             continue
         s = json.loads(path.read_text())
         survived = s["survived"] + s["no_tests"] + s["other"]
-        rows.append(
-            f"| {module} | {s['mutants']} | {s['killed']} | {survived} | {s['equivalent']} | "
-            f"{s['first_score']}% | {s['score']}% | {s['runtime_s']} s |"
-        )
-    return "\n".join(rows)
+        rows.append([module, s["mutants"], s["killed"], survived, s["equivalent"],
+                     f"{s['first_score']}%", f"{s['score']}%", f"{s['runtime_s']} s"])  # fmt: skip
+    header = ["module", "mutants", "killed", "survived", "equivalent", "score first",
+              "score now", "runtime"]  # fmt: skip
+    return markdown_table(header, rows, "lrrrrrrr")
 
 
 def stream(process: subprocess.Popen) -> int:

@@ -1,6 +1,7 @@
 """The paper-reproduction harness: published test sets, row specs, every table command."""
 
 import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -279,7 +280,8 @@ def test_rerun_computes_only_the_new_row_and_headline_reads_families(tmp_path, s
     header = [c.strip() for c in headline[0].split("|")[1:-1]]
     line = dict(zip(header, cells))
     assert line["subset n"] == "3" and line["DRLHQ x8"].endswith("%)")
-    assert line["PyVRP short"].endswith("0.1s") and line["Exact"] == ""
+    # a 0.1 s time limit: the measured time is at least that (more on a loaded machine)
+    assert re.search(r" 0\.1\d*s$", line["PyVRP short"]) and line["Exact"] == ""
     assert line["paper (DRLHQ)"] == "x8 8.6480"
     cache = ResultCache(folder / "cache" / "clrp10")
     key = Method("policy", "drlhq_clrp10", "multistart_greedy").key

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from clrp_rl4co import provenance
+
 #: The official repository.
 OFFICIAL_URL = "https://github.com/JackeyMiao/DRLHQ.git"
 
@@ -31,7 +33,4 @@ def official_checkout(work: Path, given: Path | None = None, url: str = OFFICIAL
 
 def checkout_commit(folder: Path) -> str | None:
     """The commit of the official checkout (None when it is not a git checkout)."""
-    done = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, check=False
-    )
-    return done.stdout.strip() if done.returncode == 0 else None
+    return provenance.git_commit(root=Path(folder))

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from clrp_rl4co import provenance
+
 from .schedule import minute_shares, relative_gap, sequential_durations, shared_durations
 from .settings import (
     CAMPAIGN_DIR,
@@ -237,7 +239,7 @@ def run(options: RunOptions) -> dict[str, Any]:
         "session": session,
         "command": options.command,
         "started_utc": utc_now(),
-        "device": torch.cuda.get_device_name(0) if _cuda() else "cpu",
+        "device": provenance.machine("cuda:0" if _cuda() else "cpu"),
         "concurrent": schedule["concurrent"],
         "minutes": options.minutes,
         "window_s": round(schedule["window_s"], 1),

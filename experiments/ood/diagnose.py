@@ -29,7 +29,6 @@ import argparse
 import csv
 import json
 import math
-import platform
 import sys
 import time
 from pathlib import Path
@@ -37,9 +36,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from clrp_rl4co import provenance
 from clrp_rl4co.data import CLRPSolution, tensordict_to_instances
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.dataset import load_dataset
+from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch
 from clrp_rl4co.policies import load_policy
 from clrp_rl4co.solvers import solve
@@ -180,17 +181,12 @@ def write_outputs(
             return "yes" if v else "no"
         return f"{v:.4g}" if isinstance(v, float) else str(v)
 
-    head = (
-        "| family | factor changed | model | n | N | D | PyVRP 10s | policy x8 | gap % mean "
-        "| gap % min..max | routes policy / PyVRP | depots policy / PyVRP | routing policy / "
-        "PyVRP | input = base? |"
-    )
     lines = [
         "# OOD diagnosis: shipped DRLHQ x8 vs PyVRP on the synthetic families",
         "",
         f"- command: `{command}`",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; hardware: "
-        f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
+        f"{provenance.machine()}, torch {torch.__version__}, "
         f"{torch.get_num_threads()} torch thread(s)",
         f"- policy decode: `{DECODE}`; PyVRP: 10 s per instance, one process, seed 0 "
         "(time-limited, so the machine's load matters a little)",
@@ -198,18 +194,19 @@ def write_outputs(
         "routing (distance) parts; input = base: the policy's init embedding equals the "
         "one of `c100_base` on the same instances up to float rounding (1e-6)",
         "",
-        head,
-        "|" + "---|" * 14,
     ]
-    for r in rows:
-        lines.append(
-            f"| {r['family']} | {r['factor']} | {r['model']} | {r['n']} | {r['N']} | {r['D']} "
-            f"| {fmt(r['pyvrp'])} | {fmt(r['policy'])} | {r['gap_mean']:+.1f} "
-            f"| {r['gap_min']:+.1f}..{r['gap_max']:+.1f} "
-            f"| {r['routes_policy']:.1f} / {r['routes_pyvrp']:.1f} "
-            f"| {r['depots_policy']:.1f} / {r['depots_pyvrp']:.1f} "
-            f"| {r['routing_ratio']:.2f} | {fmt(r['input_identical_to_base'])} |"
-        )
+    header = ["family", "factor changed", "model", "n", "N", "D", "PyVRP 10s", "policy x8",
+              "gap % mean", "gap % min..max", "routes policy / PyVRP", "depots policy / PyVRP",
+              "routing policy / PyVRP", "input = base?"]  # fmt: skip
+    table = [
+        [r["family"], r["factor"], r["model"], r["n"], r["N"], r["D"], fmt(r["pyvrp"]),
+         fmt(r["policy"]), f"{r['gap_mean']:+.1f}", f"{r['gap_min']:+.1f}..{r['gap_max']:+.1f}",
+         f"{r['routes_policy']:.1f} / {r['routes_pyvrp']:.1f}",
+         f"{r['depots_policy']:.1f} / {r['depots_pyvrp']:.1f}", f"{r['routing_ratio']:.2f}",
+         fmt(r["input_identical_to_base"])]
+        for r in rows
+    ]  # fmt: skip
+    lines.append(markdown_table(header, table))
     (OUT / f"{stem}_table.md").write_text("\n".join(lines) + "\n")
 
 

@@ -65,6 +65,7 @@ from clrp_rl4co.evaluation import (  # noqa: E402
     run_method,
     validated,
 )
+from clrp_rl4co.markdown import markdown_table  # noqa: E402
 from clrp_rl4co.policies import load_policy  # noqa: E402
 from experiments.ood.diagnose import write_csv  # noqa: E402
 
@@ -349,8 +350,7 @@ def write_outputs(rows, per, out: Path, stem: str, meta: dict, notes: list[str])
     write_csv(out / f"{stem}.csv", rows)
     write_csv(out / f"{stem}_per_instance.csv", per)
     lines = [
-        "# Issue 16: the variant's evaluation table (x8 and x8 + refinement vs PyVRP at equal "
-        "time)",
+        "# The variant's evaluation table (x8 and x8 + refinement vs PyVRP at equal time)",
         "",
         f"- command: `{meta['command']}`",
         f"- commit: {meta['commit']}; date: {meta['date']}; this run's wall time: "
@@ -358,10 +358,8 @@ def write_outputs(rows, per, out: Path, stem: str, meta: dict, notes: list[str])
         f"- hardware: {meta['hardware']}; 1-minute load average at the end: {meta['load']}",
         *[f"- {n}" for n in notes],
         "",
-        "| dataset | model | method | n | objective | PyVRP (same inst.) | gap to PyVRP % "
-        "| gap to BKS % (current / paper's) | routes | open depots | s / inst | target | met |",
-        "|" + "---|" * 13,
     ]
+    table = []
     for r in rows:
         bks = ""
         if not math.isnan(r["gap_bks_pct"]):
@@ -369,15 +367,16 @@ def write_outputs(rows, per, out: Path, stem: str, meta: dict, notes: list[str])
         n = f"{r['n']}" + (f" ({r['invalid']} invalid)" if r["invalid"] else "")
         if r["no_refine_time"]:
             n += f" ({r['no_refine_time']} without refinement time)"
-        lines.append(
-            f"| {r['dataset']} | {r['model']} | {r['method']} | {n} | {_fmt(r['objective'])} "
-            f"| {_fmt(r['pyvrp_same_instances'])} | {_gap(r['gap_pyvrp_pct'])} | {bks} "
-            f"| {_fmt(r['routes'], 3)} | {_fmt(r['depots'], 3)} | {_fmt(r['seconds'], 3)} "
-            f"| {r['target']} | {r['met']} |"
-        )
+        table.append([r["dataset"], r["model"], r["method"], n, _fmt(r["objective"]),
+                      _fmt(r["pyvrp_same_instances"]), _gap(r["gap_pyvrp_pct"]), bks,
+                      _fmt(r["routes"], 3), _fmt(r["depots"], 3), _fmt(r["seconds"], 3),
+                      r["target"], r["met"]])  # fmt: skip
+    header = ["dataset", "model", "method", "n", "objective", "PyVRP (same inst.)",
+              "gap to PyVRP %", "gap to BKS % (current / paper's)", "routes", "open depots",
+              "s / inst", "target", "met"]  # fmt: skip
+    lines.append(markdown_table(header, table))
     lines += ["", "## Targets met, per model and method", ""]
-    lines += ["| model | method | families within target | Prins: gap to BKS (paper's) "
-              "| paper sets: gap to PyVRP |", "|---|---|---|---|---|"]  # fmt: skip
+    targets = []
     keys = sorted({(r["role"], r["method"]) for r in rows if r["role"]})
     for role, method in keys:
         mine = [r for r in rows if r["role"] == role and r["method"] == method]
@@ -393,13 +392,17 @@ def write_outputs(rows, per, out: Path, stem: str, meta: dict, notes: list[str])
             for r in mine
             if r["part"] == "paper"
         ]
-        lines.append(f"| {model} | {method} | {met} of {len(fam)} | {'; '.join(prins)} "
-                     f"| {'; '.join(paper)} |")  # fmt: skip
+        targets.append([model, method, f"{met} of {len(fam)}", "; ".join(prins),
+                        "; ".join(paper)])  # fmt: skip
+    header = ["model", "method", "families within target", "Prins: gap to BKS (paper's)",
+              "paper sets: gap to PyVRP"]  # fmt: skip
+    lines.append(markdown_table(header, targets))
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from experiments.tables import _git_commit, _load_average, hardware
+    from clrp_rl4co import provenance
+    from experiments.tables import code_commit, hardware
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
@@ -466,10 +469,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     meta = {
         "command": command.strip(),
-        "commit": _git_commit(),
+        "commit": code_commit(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "hardware": hardware("cpu", 1),
-        "load": _load_average(),
+        "load": provenance.load_average(),
         "wall_s": time.perf_counter() - start,
     }
     write_outputs(rows, per, out, args.stem, meta, notes)
