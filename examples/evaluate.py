@@ -1,8 +1,14 @@
 """Evaluate a policy under several decode specs on one dataset and print a table.
 
+This compares decode specs on a dataset (means with 95% CIs, resumable): a thin front end to
+:mod:`clrp_rl4co.evaluation`. To *solve* instance files within a time budget use the
+``clrp-rl4co solve`` command (``docs/formats.md``); instance files given here are read by that
+command's reader, so both take the same files.
+
 Datasets (``--data``, see :mod:`clrp_rl4co.evaluation.data`): ``clrp20:1000[:seed]``
 (generated), ``path/to/file.npz``, or ``prins[:GLOB]`` (files in $CLRP_BENCHMARKS_DIR, gap to
-the BKS). Examples::
+the BKS); or instance files, folders or globs as ``clrp-rl4co solve`` takes them (Prodhon
+``.dat``, ``.json``; gap to the best-known values it knows). Examples::
 
     python examples/evaluate.py --checkpoint drlhq_clrp20 --data clrp20:1000 \
         --decode greedy multistart_greedy multistart_greedy+aug8
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import glob
 import sys
 import tempfile
 from dataclasses import replace
@@ -26,10 +33,44 @@ from pathlib import Path
 
 import torch
 
+from clrp_rl4co.cli.inputs import expand, read_jobs
+from clrp_rl4co.cli.outputs import BestKnown
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.evaluation import Method, ResultCache, run_method, summarize, to_csv, to_markdown
+from clrp_rl4co.evaluation import (
+    EvalData,
+    Method,
+    ResultCache,
+    run_method,
+    summarize,
+    to_csv,
+    to_markdown,
+)
 from clrp_rl4co.evaluation.data import load_eval_data
 from clrp_rl4co.policies import load_policy
+
+
+def load_data(spec: str) -> tuple[EvalData, dict[int, float] | None]:
+    """A dataset spec of :func:`load_eval_data`, else instance files read as ``clrp-rl4co
+    solve`` reads them (an unreadable file stops the evaluation, naming it)."""
+    try:
+        return load_eval_data(spec)
+    except (ValueError, FileNotFoundError):
+        if spec.startswith("prins") or spec.endswith(".npz") or not spec_is_path(spec):
+            raise
+    files, errors = expand([spec])
+    jobs = [job for path in files for job in read_jobs(path)] + errors
+    failed = [job.error for job in jobs if job.error is not None]
+    if failed:
+        raise ValueError("; ".join(failed))
+    best = BestKnown.read(None)
+    reference = {i: v for i, job in enumerate(jobs) if (v := best.lookup(job)) is not None}
+    names = [job.label for job in jobs]
+    return EvalData([job.instance for job in jobs], names), reference or None
+
+
+def spec_is_path(spec: str) -> bool:
+    """Whether ``spec`` names files (a path that exists, or a glob) rather than a preset."""
+    return Path(spec).exists() or glob.has_magic(spec)
 
 
 def main(argv: list[str] | None = None) -> list:
@@ -47,7 +88,7 @@ def main(argv: list[str] | None = None) -> list:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    data, reference = load_eval_data(args.data)
+    data, reference = load_data(args.data)
     if data.td is not None:
         data.td = data.td.to(args.device)
     if args.reference:

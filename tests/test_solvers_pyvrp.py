@@ -260,3 +260,72 @@ def test_decoding_bug_raises(monkeypatch, depot_search):
         solve_pyvrp(
             random_instance(10, 1), max_runtime=None, max_iterations=50, depot_search=depot_search
         )
+
+
+def many_depots_instance(num_customers: int, num_depots: int, seed: int) -> CLRPInstance:
+    rng = np.random.default_rng(seed)
+    demand = rng.integers(10, 20, num_customers).astype(float)
+    return CLRPInstance(
+        depot_locs=rng.random((num_depots, 2)),
+        customer_locs=rng.random((num_customers, 2)),
+        depot_capacity=np.full(num_depots, 3.0 * demand.sum() / num_depots),
+        opening_cost=rng.uniform(5, 15, num_depots),
+        demand=demand,
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+    )
+
+
+def test_depot_set_ranking_stops_at_its_time_limit():
+    """60 depots: the full ranking takes seconds; with a limit it returns the sets estimated
+    so far, each priced as the unlimited ranking prices it."""
+    import time
+
+    instance = many_depots_instance(300, 60, seed=1)
+    est = SetEstimate(instance)
+    began = time.perf_counter()
+    ranked = est.best_sets(max_seconds=0.2)
+    assert time.perf_counter() - began < 0.2 + 0.5
+    assert ranked and all(math.isfinite(est(s)) for s in ranked)
+    fresh = SetEstimate(instance)
+    assert [fresh(s) for s in ranked[:5]] == [est(s) for s in ranked[:5]]
+    assert est._deadline is None  # later calls are not limited
+
+
+def test_depot_search_respects_a_short_time_limit():
+    import time
+
+    instance = many_depots_instance(300, 60, seed=2)
+    began = time.perf_counter()
+    result = solve_pyvrp(instance, max_runtime=1.0)
+    assert time.perf_counter() - began < 1.0 + 1.5
+    result.solution.check(instance)
+
+
+def test_penalty_bound_warning_is_logged_not_shown(monkeypatch, caplog):
+    """PyVRP's PenaltyBoundWarning becomes a debug log line saying what it means; any other
+    PyVRP warning is shown as it is."""
+    import logging
+    import warnings
+
+    import pyvrp
+    from pyvrp.exceptions import PenaltyBoundWarning
+
+    from clrp_rl4co.solvers import pyvrp_solver
+
+    real_solve = pyvrp.solve
+
+    def noisy_solve(*args, **kwargs):
+        warnings.warn("penalty at its bound", PenaltyBoundWarning, stacklevel=1)
+        warnings.warn("something else", RuntimeWarning, stacklevel=1)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(pyvrp_solver.pyvrp, "solve", noisy_solve)
+    instance = random_instance(8, seed=3, num_depots=2)
+    with caplog.at_level(logging.DEBUG, logger="clrp_rl4co.solvers.pyvrp_solver"):
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            result = solve_pyvrp(instance, max_iterations=50, max_runtime=None, depot_search=False)
+    result.solution.check(instance)
+    assert [w.category for w in shown] == [RuntimeWarning]
+    assert any("penalty" in r.getMessage() and "tight" in r.getMessage() for r in caplog.records)
