@@ -472,3 +472,16 @@ def test_a_shifted_square_scales_by_its_side():
     assert fixed[fixed > 0].min() >= R.fixed_cost[0] * 3
     opening = td["opening_cost"]
     assert opening.max() <= R.opening_cost[1] * 3 * 1.5 and opening.max() > R.opening_cost[1]
+
+
+def test_ranges_pickled_under_their_former_module_still_load():
+    """Checkpoints written while the preset lived in the env folder pickle its ranges as
+    ``clrp_rl4co.envs.clrp.generator.MixedRanges``; they load as :class:`MixedRanges`."""
+    import pickle
+
+    ranges = MixedRanges(num_loc=(20, 50))
+    text = pickle.dumps(ranges, protocol=0)
+    assert b"clrp_rl4co.generators.mixed\nMixedRanges" in text
+    old = text.replace(b"clrp_rl4co.generators.mixed\n", b"clrp_rl4co.envs.clrp.generator\n")
+    assert old != text
+    assert pickle.loads(old) == ranges

@@ -38,6 +38,7 @@ import torch
 from tensordict import TensorDict
 from torch.distributions import Uniform
 
+from ..envs.clrp import generator as _generator_module
 from ..envs.clrp.generator import (
     MAX_REDRAW_ROUNDS,
     CLRPGenerator,
@@ -359,3 +360,8 @@ class MixedSampler(PresetSampler):
 
 
 register_preset("mixed", MixedSampler)
+
+# Lightning checkpoints pickle the env with its generator, and those written while this preset
+# lived in the env folder name its ranges ``clrp_rl4co.envs.clrp.generator.MixedRanges``: the
+# name stays resolvable there (in this package only) so that they still load.
+_generator_module.MixedRanges = MixedRanges
