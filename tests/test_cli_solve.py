@@ -182,3 +182,33 @@ def test_plot_writes_a_png(inputs, tmp_path):
     argv = ["solve", str(folder / "j15.json"), "--time", "0.3", "--method", "pyvrp"]
     assert main([*argv, "--out", str(out), "--plot", "--quiet"]) == 0
     assert (out / "j15.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_workers_solve_in_parallel_with_the_same_outputs(inputs, tmp_path):
+    folder, pair, _ = inputs
+    out = tmp_path / "out"
+    argv = ["solve", str(folder / "tiny.npz"), "--time", "0.5", "--method", "pyvrp"]
+    assert main([*argv, "--workers", "2", "--out", str(out), "--quiet"]) == 0
+    for i, instance in enumerate(pair):
+        check_record(json.loads((out / f"tiny-{i}.json").read_text()), instance)
+    assert list(read_summary(out)) == ["tiny.npz[0]", "tiny.npz[1]"]
+
+
+def test_a_crash_in_one_run_is_one_error_line(inputs, tmp_path, monkeypatch, capsys):
+    from clrp_rl4co.cli import solve as solve_module
+
+    folder, _, single = inputs
+    real = solve_module.solve_instance
+
+    def flaky(instance, *args, **kwargs):
+        if instance.num_customers == 8:
+            raise IndexError("boom")
+        return real(instance, *args, **kwargs)
+
+    monkeypatch.setattr(solve_module, "solve_instance", flaky)
+    out = tmp_path / "out"
+    argv = ["solve", str(folder / "tiny.npz"), str(folder / "j15.json"), "--method", "pyvrp"]
+    assert main([*argv, "--time", "0.3", "--out", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "error: tiny.npz[0]: IndexError: boom" in err
+    check_record(json.loads((out / "j15.json").read_text()), single)

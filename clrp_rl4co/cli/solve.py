@@ -37,8 +37,11 @@ def _solve_job(args: tuple) -> tuple[Outcome | None, str | None]:
             model=options.model,
             progress=progress,
         )
-    except (ValueError, RuntimeError, OSError, FileNotFoundError) as exc:
-        return None, f"{job.label}: {str(exc).splitlines()[0]}"
+    except Exception as exc:  # noqa: BLE001 (one instance failing must not stop the others)
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        if not isinstance(exc, ValueError | OSError):
+            text = f"{type(exc).__name__}: {text}"
+        return None, f"{job.label}: {text}"
     if outcome.solution is None:
         note = outcome.details.get("note", "no solution found")
         return outcome, f"{job.label}: {outcome.method}: {note} within {options.seconds:g} s"
