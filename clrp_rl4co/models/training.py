@@ -27,9 +27,6 @@ The run folder's files: :class:`clrp_rl4co.models.runs.RunFolder`.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +40,7 @@ from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger, Logger
 from omegaconf import DictConfig, OmegaConf
 
+from clrp_rl4co import provenance
 from clrp_rl4co.policies import load_policy
 
 from .build import algorithm_of, fixed_dataset, monitor_metric
@@ -143,34 +141,6 @@ def _check_layout(run: RunFolder, callbacks: list[Callback], loggers: list[Logge
             )
 
 
-def _git(*args: str) -> str:
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
-    if done.returncode != 0:
-        raise subprocess.SubprocessError(done.stderr)
-    return done.stdout.strip()
-
-
-def _git_commit() -> dict[str, Any]:
-    """The repository's commit and whether tracked files differ from it (None outside git)."""
-    try:
-        commit = _git("rev-parse", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no") != ""
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None}
-    return {"commit": commit, "uncommitted_changes": dirty}
-
-
-def _hardware(trainer: L.Trainer) -> str:
-    if trainer.strategy.root_device.type == "cuda":
-        name = torch.cuda.get_device_name(trainer.strategy.root_device)
-        return f"{trainer.world_size} x {name}, torch {torch.__version__}"
-    return (
-        f"{trainer.world_size} x CPU process ({torch.get_num_threads()} threads, "
-        f"{os.cpu_count()} cores), torch {torch.__version__}"
-    )
-
-
 def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
     """Train as ``cfg`` (the composed ``configs/main.yaml``) says; see the module docstring.
 
@@ -227,9 +197,12 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
             {
                 "command": command,
                 "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                **_git_commit(),
+                "commit": provenance.git_commit(),
+                "uncommitted_changes": provenance.uncommitted_changes(),
                 "resumed_from": str(resumed_from) if resumed_from else None,
-                "hardware": _hardware(trainer),
+                "hardware": provenance.accelerator(
+                    trainer.strategy.root_device, trainer.world_size
+                ),
                 "precision": str(trainer_cfg["precision"]),
                 "world_size": trainer.world_size,
             }
@@ -272,8 +245,7 @@ def _best_checkpoint(callbacks: list[Callback], run: RunFolder) -> Path | None:
 def _command_line() -> str:
     """This process's command line as a user types it (``python run.py ...``)."""
     script = Path(sys.argv[0]).name
-    head = ["python", script] if script == "run.py" else ["python", "-m", __name__]
-    return shlex.join([*head, *sys.argv[1:]])
+    return provenance.command_line(prog=None if script == "run.py" else f"python -m {__name__}")
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="main")
