@@ -118,3 +118,14 @@ def test_no_policy_or_no_time_to_decode_is_pyvrp_alone(policy, monkeypatch):
 def test_bad_arguments_are_named(policy, kwargs, message):
     with pytest.raises(ValueError, match=message):
         solve_hybrid(random_instance(5, seed=0), policy, **{"seconds": 1.0, **kwargs})
+
+
+def test_sgbs_adds_a_start_when_its_predicted_time_fits(policy, monkeypatch):
+    instance = random_instance(8, seed=8)
+    plain = learned_starts(instance, policy, seconds=30.0, count=1, sgbs=False)
+    monkeypatch.setattr(hybrid, "SGBS_FACTOR", 0.0)
+    with_sgbs = learned_starts(instance, policy, seconds=30.0, count=1, sgbs=None)
+    assert plain.decode == "x8" and with_sgbs.decode == "x8+sgbs"
+    assert with_sgbs.objectives[0] <= plain.objectives[0] + 1e-9
+    monkeypatch.setattr(hybrid, "SGBS_FACTOR", 1e9)
+    assert learned_starts(instance, policy, seconds=30.0, sgbs=None).decode == "x8"
