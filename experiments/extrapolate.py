@@ -58,8 +58,8 @@ PRETRAINED_DIR = REPO / "clrp_rl4co" / "pretrained"
 PRESETS = ("clrp10", "clrp20", "clrp50", "clrp100")
 
 #: Our DRLHQ x8 (dihedral) on the paper's own test sets at the shipped checkpoint. clrp10 /
-#: clrp20: ``results/paper-sets/paper-sets.md``; clrp50 / clrp100: as given in issue 14 (read
-#: from ``results/paper-sets/paper-<preset>.csv`` instead when that file exists).
+#: clrp20: ``results/paper-sets/paper-sets.md``; clrp50 / clrp100: an earlier measurement on
+#: those sets (read from ``results/paper-sets/paper-<preset>.csv`` instead when it exists).
 PAPER_SET_X8: dict[str, float] = {
     "clrp10": 8.6770,
     "clrp20": 15.0189,
@@ -67,8 +67,8 @@ PAPER_SET_X8: dict[str, float] = {
     "clrp100": 57.6903,
 }
 
-#: Target rungs (the paper's x8 figures on its test sets): POMO*-Aug first where issue 14 names
-#: it, then DRLHQ-Aug.
+#: Target rungs (the paper's x8 figures on its test sets): POMO*-Aug first where it is the
+#: nearer target (clrp50, clrp100), then DRLHQ-Aug.
 TARGETS: dict[str, dict[str, float]] = {
     "clrp10": {"DRLHQ-Aug": 8.6480},
     "clrp20": {"DRLHQ-Aug": 14.8549},
@@ -239,7 +239,7 @@ def paper_set_x8(preset: str, results: Path = REPO / "results") -> tuple[float, 
         for row in csv.DictReader(path.open()):
             if row.get("method") == "DRLHQ x8" and row.get("objective"):
                 return round(float(row["objective"]), 4), str(path.relative_to(results.parent))
-    return PAPER_SET_X8[preset], "issue 14 (not yet in results/paper-sets/)"
+    return PAPER_SET_X8[preset], "an earlier measurement (not yet in results/paper-sets/)"
 
 
 # --------------------------------------------------------------------------- report

@@ -1,4 +1,4 @@
-"""Plant the bugs that issue 15 found uncaught, one at a time, and check that a test now fails.
+"""Plant the bugs mutation testing found uncaught, one at a time; check that a test now fails.
 
     python mutation/plant.py            # every planted bug: caught or NOT CAUGHT
     python mutation/plant.py --clean    # first check that the same tests pass unplanted

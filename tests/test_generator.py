@@ -226,7 +226,7 @@ def test_an_unservable_setting_counts_the_failing_instances_and_says_what_to_cha
     assert "demand in {10..19}" in message
 
 
-# found by mutation testing (issue 15): -inf was accepted (NaN coordinates), NaN was reported as
+# found by mutation testing: -inf was accepted (NaN coordinates), NaN was reported as
 # a bad max_loc
 @pytest.mark.parametrize("value", [float("-inf"), float("nan")])
 def test_a_non_finite_min_loc_is_named(value):

@@ -1,4 +1,4 @@
-"""The synthetic OOD families of issue 16 (datasets/ood/, built by experiments/ood/families.py):
+"""The synthetic OOD families (datasets/ood/, built by experiments/ood/families.py):
 files, checksums, validity, and each family's definition."""
 
 import importlib.util

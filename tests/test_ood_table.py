@@ -1,4 +1,4 @@
-"""Issue 16's variant table (``experiments/ood/table.py``) end to end on a tiny subset, and the
+"""The variant table (``experiments/ood/table.py``) end to end on a tiny subset, and the
 naming of the shipped CPU-trained DRLHQ-CF model."""
 
 from __future__ import annotations

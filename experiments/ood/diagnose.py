@@ -1,4 +1,4 @@
-"""Issue 16's diagnosis: shipped DRLHQ models against PyVRP on the synthetic OOD families.
+"""OOD diagnosis: shipped DRLHQ models against PyVRP on the synthetic OOD families.
 
 For every family of ``datasets/ood/manifest.json`` (built by ``families.py``):
 

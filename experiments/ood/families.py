@@ -1,4 +1,4 @@
-"""Synthetic out-of-distribution CLRP families for the diagnosis of issue 16.
+"""Synthetic out-of-distribution CLRP families for the OOD diagnosis.
 
 Each family is a small seeded test set (``datasets/ood/<name>.npz``, written with
 :func:`clrp_rl4co.envs.clrp.dataset.save_dataset`) built to look like an instance class a

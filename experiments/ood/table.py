@@ -1,4 +1,4 @@
-"""Issue 16's evaluation table of the variant: x8 and x8 + refinement against PyVRP at equal time.
+"""The evaluation table of the variant: x8 and x8 + refinement against PyVRP at equal time.
 
 One command evaluates, for each model (default: the paper-faithful shipped DRLHQ model of the
 matching size, ``paper``, and the shipped DRLHQ-CF model ``drlhqcf_mixed50_cpu``), on
@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.refine_limit}; Prins: all {'30' if not args.prins else 'matching'} instances; "
         f"paper sets: the first {args.paper_limit} of {', '.join(args.paper_presets)}"
         + (f"; every dataset cut to its first {args.max_instances}" if args.max_instances else ""),
-        "targets (issue 16): each family within 15% of PyVRP at 10 s; Prins x8 <= 11.85% and "
+        "targets: each family within 15% of PyVRP at 10 s; Prins x8 <= 11.85% and "
         "SGBS <= 8.46% to the BKS (the DRLHQ paper's figures, so against its BKS column); paper "
         "sets: the paper-faithful model's x8 equals the committed per-instance results of "
         "`results/paper-sets` where they exist",
