@@ -173,7 +173,7 @@ def summary_row(job: Job, outcome: Outcome | None, bks: float | None, error: str
             objective = outcome.solution.cost(job.instance).total
             row["objective"] = objective
             if bks is not None:
-                row["gap_pct"] = round(100.0 * (objective - bks) / bks, 4)
+                row["gap_pct"] = 100.0 * (objective - bks) / bks
     if error:
         row["status"] = "failed"
         row["error"] = error
