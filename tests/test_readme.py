@@ -44,3 +44,20 @@ def test_quickstart_runs(capsys):
         "\n") if line]  # fmt: skip
     x8, sgbs_cost, pyvrp = printed  # means over the same 4 clrp20 instances
     assert 5 < sgbs_cost <= x8 + 1e-9 < 40 and 5 < pyvrp < 40
+
+
+def test_the_readme_is_a_guide_of_at_most_250_lines():
+    assert len(README.splitlines()) <= 250
+
+
+def test_solving_instance_files_comes_before_the_quickstart():
+    solving = _section("Solving instance files")
+    assert README.index("\n## Solving instance files\n") < README.index("\n## Quickstart\n")
+    (block,) = _blocks(solving, "bash")
+    assert block.startswith("clrp-rl4co solve ") and "docs/formats.md" in solving
+
+
+def test_the_readme_speaks_of_the_project_only():
+    """No text about one machine, its tooling or its paths."""
+    for word in ("files_at", "give_back", "lent", "loan", "/work/", "/root/", "/tmp/", ".whl"):
+        assert word not in README, word

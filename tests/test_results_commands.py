@@ -1,6 +1,6 @@
-"""Every command a results file names exists today: its module, script, Makefile target, table
-name or ``clrp-rl4co`` subcommand. A results file whose command no longer runs cannot be
-regenerated."""
+"""Every command a results file (or a guide) names exists today: its module, script, Makefile
+target, table name or ``clrp-rl4co`` subcommand. A results file whose command no longer runs
+cannot be regenerated."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = sorted((REPO / "results").rglob("*.md"))
+#: The guides that name commands too.
+GUIDES = [REPO / "README.md", REPO / "experiments" / "README.md"]
 
 #: A command inside a code span or a fenced block: python / python3 / make / clrp-rl4co, after
 #: optional environment assignments and ``nice`` / ``OMP_NUM_THREADS=1``-style prefixes.
@@ -40,7 +42,7 @@ def commands(text: str) -> list[str]:
 
 def _words(command: str) -> list[str]:
     try:
-        return shlex.split(command)
+        return shlex.split(command, comments=True)
     except ValueError:  # an unbalanced quote in prose: the words before it are enough here
         return command.split()
 
@@ -122,6 +124,7 @@ def test_the_extractor_finds_commands_in_spans_and_blocks():
         ("python -m clrp_rl4co.tables.paper_sets", "no module clrp_rl4co.tables.paper_sets"),
         ("python examples/train.py --preset clrp10", "no script examples/train.py"),
         ("make campaigns", "no Makefile target ['campaigns']"),
+        ("make tables  # every table", None),
         ("clrp-rl4co table paper-sets", "no clrp-rl4co subcommand 'table'"),
     ],
 )
@@ -129,7 +132,7 @@ def test_a_command_that_is_gone_is_named(command, why):
     assert problem(command) == why
 
 
-@pytest.mark.parametrize("path", RESULTS, ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", RESULTS + GUIDES, ids=lambda p: str(p.relative_to(REPO)))
 def test_every_command_in_the_results_exists(path):
     named = commands(path.read_text())
     problems = {c: why for c in named if (why := problem(c))}
