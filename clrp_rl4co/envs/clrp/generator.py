@@ -3,6 +3,7 @@ and :func:`size_rule` for any size), and a hook for presets beyond it (:func:`re
 
 from __future__ import annotations
 
+import abc
 import difflib
 import inspect
 import math
@@ -139,7 +140,7 @@ DISTRIBUTION_ARGUMENTS = (
 )
 
 
-class PresetSampler:
+class PresetSampler(abc.ABC):
     """A preset beyond the paper's: its own distribution of whole instances.
 
     Registered with :func:`register_preset` under a name, it is selected by
@@ -156,19 +157,20 @@ class PresetSampler:
     ``max_loc`` are the generator's.
     """
 
+    @abc.abstractmethod
     def __init__(self, options, **given):
-        raise NotImplementedError
+        """Read ``options``; raise ``ValueError`` for ``given`` arguments it replaces."""
 
+    @abc.abstractmethod
     def bounds(self, side: float) -> dict[str, float]:
         """The largest instance and the extreme values drawn (the env's observation spec):
         ``num_loc`` (largest ``N``), ``min_demand``, ``max_demand``, ``vehicle_capacity``
         (largest) and ``vehicle_fixed_cost`` (largest), for coordinates on a square of side
         ``side``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def sample(self, generator: CLRPGenerator, batch_size: list[int]) -> TensorDict:
         """A batch of instances (:func:`~.instance.instance_tensordict`) for ``generator``."""
-        raise NotImplementedError
 
 
 #: Presets registered beyond :data:`PRESETS`: name -> :class:`PresetSampler` subclass.
