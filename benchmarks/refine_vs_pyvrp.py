@@ -22,10 +22,11 @@ the start and the end. Example (about 2 x 30 x 5 s)::
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import torch
+
+from clrp_rl4co import provenance
 
 
 def pyvrp_cost(instance, seconds: float, seed: int) -> float:
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
     instances = tensordict_to_instances(td)
     env = CLRPEnv(generator_params={"preset": args.preset})
     policy = load_policy(model).eval()
-    load_start = os.getloadavg()[0]
+    load_start = provenance.load_average()
 
     starts, decode_seconds = [], []
     with torch.inference_mode():
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(
         f"\n{args.preset}, first {args.num} test instances, {args.seconds:g} s per instance, "
         f"model {model}, decode {args.decode}, {args.threads} torch thread(s), one process; "
-        f"load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end\n"
+        f"load average {load_start} at the start, {provenance.load_average()} at the end\n"
         f"PyVRP {summary['pyvrp']:.4f}, DRLHQ + refinement {summary['refine']:.4f}; paired "
         f"refinement minus PyVRP = {summary['diff'][0]:+.4f} ± {summary['diff'][1]:.4f} "
         f"(95% CI); refinement lower on {summary['lower']}, equal on {summary['equal']}, "

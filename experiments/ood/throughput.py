@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from rl4co.utils.trainer import RL4COTrainer
 
+from clrp_rl4co import provenance
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.generator import CLRPGenerator
 from clrp_rl4co.models import build_model
@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         "seconds_per_step_by_N": {n: sum(v) / len(v) for n, v in sorted(by_size.items())},
         "steps_by_N": {n: len(v) for n, v in sorted(by_size.items())},
         "threads": torch.get_num_threads(),
-        "load_average": os.getloadavg(),
+        "load_average": provenance.load_average(),
+        "machine": provenance.machine(),
     }
     text = json.dumps(summary, indent=1)
     print(text)
