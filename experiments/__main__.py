@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from clrp_rl4co import provenance
+
     from .tables import RunOptions, run_table
 
     if args.threads:
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         out=args.out,
         models=_models(args.model),
         options=options,
-        command="python -m experiments " + " ".join(sys.argv[1:] if argv is None else argv),
+        command=provenance.command_line(argv, prog="python -m experiments"),
     )
     print(f"written: {md}")
     return 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from clrp_rl4co import provenance
 
 from . import __doc__ as CAMPAIGN_DOC
 from .apply import apply
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             accelerator=args.accelerator, precision=args.precision, threads=args.threads,
             batch_size=args.batch_size, epoch_size=args.epoch_size, val_size=args.val_size,
             startup_s=args.startup, dry_run=args.dry_run,
-            command=shlex.join(["python", "-m", "experiments.campaign", *argv]),
+            command=provenance.command_line(argv, prog="python -m experiments.campaign"),
         )  # fmt: skip
         summary = run(options)
         if options.dry_run:

@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
             )
         print(f"{fam['name']}: gap {rows[-1]['gap_mean']:+.1f}%", flush=True)
-    command = "python experiments/ood/diagnose.py " + " ".join(argv or sys.argv[1:])
+    command = provenance.command_line(argv or None, prog="python experiments/ood/diagnose.py")
     stem = args.stem or ("diagnosis" if not args.model else f"diagnosis_{Path(args.model).stem}")
     write_outputs(rows, per_instance, command.strip(), stem)
     return 0

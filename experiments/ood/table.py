@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         mine = per_instance_rows(ds, pairs, results)
         rows += summary_rows(ds, pairs, mine)
         per += mine
-    command = "python experiments/ood/table.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = provenance.command_line(argv, prog="python experiments/ood/table.py")
     notes = [
         f"x8 = `{X8}`; x8 + refine: the x8 solution refined by PyVRP "
         f"(`clrp_rl4co.solvers.refine_solution`) for {args.seconds:g} s minus the decode time "

@@ -103,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     for seconds, n in timer.steps:
         by_size.setdefault(n, []).append(seconds)
     summary = {
-        "command": "python experiments/ood/throughput.py " + " ".join(argv or sys.argv[1:]),
+        "command": provenance.command_line(
+            argv or None, prog="python experiments/ood/throughput.py"
+        ),
         "model": args.model,
         "config": dict(embed_dim=args.embed_dim, layers=args.layers, heads=args.heads, ff=args.ff),
         "batch_size": args.batch_size,
