@@ -27,6 +27,7 @@ The run folder's files: :class:`clrp_rl4co.models.runs.RunFolder`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,8 @@ CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 AUTO_MONITOR = "auto"
 
 _GPU_ACCELERATORS = ("gpu", "cuda")
+
+log = logging.getLogger(__name__)
 
 
 def training_precision(accelerator: str = "auto", precision: str | int | None = None) -> str:
@@ -207,9 +210,8 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
                 "world_size": trainer.world_size,
             }
         )
-        print(
-            f"run folder {run.path}" + (f", resuming from {resumed_from}" if resumed_from else ""),
-            flush=True,
+        log.info(
+            "run folder %s%s", run.path, f", resuming from {resumed_from}" if resumed_from else ""
         )
 
     if cfg.get("train", True):
@@ -223,13 +225,13 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
         return TrainResult(run, metrics, resumed_from, best, None)
 
     if plot_run(run.metrics, run.learning_curve):
-        print(f"learning curve: {run.learning_curve}", flush=True)
+        log.info("learning curve: %s", run.learning_curve)
     policy_best = None
     if cfg.get("save_policy", True) and best is not None:
         policy_best, _ = load_policy(best).save_pretrained(
             run.policy_best, extra=run_provenance(run, best)
         )
-        print(f"best checkpoint {best} -> {policy_best}", flush=True)
+        log.info("best checkpoint %s -> %s", best, policy_best)
     return TrainResult(run, metrics, resumed_from, best, policy_best)
 
 
