@@ -113,3 +113,24 @@ def test_paper_sets_table_rows_and_paper_lines():
     assert "DRLHQ x8 rot45 15.0000 (+0.98%)" in x8 and "SGBS" not in x8
     assert "DRLHQ SGBS(4,4) x8 14.8000 (+0.35%, first 40 instances only)" in sgbs
     assert paper_lines(table_parts("clrp20")[0], summaries, 1000) == []
+
+
+def test_the_default_rows_and_their_instances():
+    """The table's defaults: x8 (both augmentations) on every instance of clrp10 / 20 / 50 and
+    the first 200 of clrp100; SGBS(4,4) x8 on every instance of clrp10 / 20 (with rot45 too)
+    and on the first 100 of clrp50 / clrp100; the solvers on the first 100."""
+    parts = {part.name: part for part in table_parts("paper-sets", {})}
+    assert list(parts) == [f"paper-{p}" for p in ("clrp10", "clrp20", "clrp50", "clrp100")]
+
+    def limits(name: str) -> dict[str, int | None]:
+        return {row.label: row.method.limit for row in parts[name].rows}
+
+    everything = {"DRLHQ ms-greedy": None, "DRLHQ x8": None, "DRLHQ x8 rot45": None}
+    sgbs_all = {"DRLHQ SGBS(4,4) x8": None, "DRLHQ SGBS(4,4) x8 rot45": None}
+    assert limits("paper-clrp10") == {"Exact (HiGHS 60s)": 100, "PyVRP 0.5s": 100,
+                                      **everything, **sgbs_all}  # fmt: skip
+    assert limits("paper-clrp20") == {"PyVRP 1s": 100, **everything, **sgbs_all}
+    assert limits("paper-clrp50") == {"PyVRP 5s": 100, **everything, "DRLHQ SGBS(4,4) x8": 100}
+    assert limits("paper-clrp100") == {"PyVRP 10s": 100, "DRLHQ ms-greedy": 200,
+                                       "DRLHQ x8": 200, "DRLHQ x8 rot45": 200,
+                                       "DRLHQ SGBS(4,4) x8": 100}  # fmt: skip
