@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from instances import random_instance
 
-from clrp_rl4co.cli.run import auto_method, auto_model, looks_like_paper, solve_instance
+from clrp_rl4co.cli.run import (
+    auto_method,
+    auto_model,
+    generalist_model,
+    looks_like_paper,
+    solve_instance,
+)
 from clrp_rl4co.data import CLRPInstance, tensordict_to_instances
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 
@@ -35,7 +41,7 @@ def test_other_instances_get_the_generalist(benchmarks_root):
     from clrp_rl4co.data import read_prodhon
 
     prins = read_prodhon(benchmarks_root / "prins" / "coord20-5-1.dat")
-    assert not looks_like_paper(prins) and auto_model(prins) == "drlhqcf_mixed50_cpu"
+    assert not looks_like_paper(prins) and auto_model(prins) == generalist_model()
 
 
 @pytest.mark.parametrize(
@@ -52,11 +58,34 @@ def test_other_instances_get_the_generalist(benchmarks_root):
 def test_one_difference_from_the_training_data_means_the_generalist(change):
     instance = changed(paper_instance(50), **change)
     assert not looks_like_paper(instance)
-    assert auto_model(instance) == "drlhqcf_mixed50_cpu"
+    assert auto_model(instance) == generalist_model()
+
+
+@pytest.mark.parametrize(
+    ("shipped", "expected"),
+    [
+        (["drlhq_clrp50", "drlhqcf_mixed50_cpu"], "drlhqcf_mixed50_cpu"),
+        (["drlhqcf_mixed", "drlhqcf_mixed50_cpu"], "drlhqcf_mixed"),
+        (["drlhqcf_mixed"], "drlhqcf_mixed"),
+    ],
+)
+def test_the_generalist_is_the_trained_run_once_it_ships(monkeypatch, shipped, expected):
+    import clrp_rl4co.policies.pretrained as pretrained
+
+    monkeypatch.setattr(pretrained, "shipped_models", lambda name=None: sorted(shipped))
+    assert generalist_model() == expected
+
+
+def test_no_shipped_generalist_is_an_error(monkeypatch):
+    import clrp_rl4co.policies.pretrained as pretrained
+
+    monkeypatch.setattr(pretrained, "shipped_models", lambda name=None: ["drlhq_clrp50"])
+    with pytest.raises(FileNotFoundError, match="drlhqcf_mixed"):
+        generalist_model()
 
 
 def test_paper_like_sizes_far_from_any_model_get_the_generalist():
-    assert auto_model(paper_instance(300)) == "drlhqcf_mixed50_cpu"
+    assert auto_model(paper_instance(300)) == generalist_model()
 
 
 def test_auto_method_is_exact_only_on_tiny_instances():

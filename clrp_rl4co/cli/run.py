@@ -18,8 +18,9 @@ logger = logging.getLogger(__name__)
 #: Largest instance on which ``auto`` tries the exact MIP (its monolithic model proves
 #: optimality of such instances within seconds).
 EXACT_MAX_CUSTOMERS = 12
-#: The generalist model: ``auto``'s choice outside the paper's distribution.
-GENERALIST_MODEL = "drlhqcf_mixed50_cpu"
+#: The generalist models, preferred first: ``auto``'s choice outside the paper's distribution
+#: is the first of them that is shipped (``drlhqcf_mixed`` once the generalist run ships it).
+GENERALIST_MODELS = ("drlhqcf_mixed", "drlhqcf_mixed50_cpu")
 #: The paper's models by training size (customers).
 PAPER_MODELS = {10: "drlhq_clrp10", 20: "drlhq_clrp20", 50: "drlhq_clrp50", 100: "drlhq_clrp100"}
 #: Methods that decode a policy.
@@ -83,7 +84,18 @@ def auto_model(instance: CLRPInstance) -> str:
         size = min(PAPER_MODELS, key=lambda s: abs(math.log(instance.num_customers / s)))
         if 0.5 <= instance.num_customers / size <= 2.0:
             return PAPER_MODELS[size]
-    return GENERALIST_MODEL
+    return generalist_model()
+
+
+def generalist_model() -> str:
+    """The first shipped model of :data:`GENERALIST_MODELS`."""
+    from ..policies.pretrained import shipped_models
+
+    shipped = set(shipped_models())
+    for name in GENERALIST_MODELS:
+        if name in shipped:
+            return name
+    raise FileNotFoundError(f"none of the generalist models {list(GENERALIST_MODELS)} is shipped")
 
 
 def auto_method(instance: CLRPInstance) -> str:

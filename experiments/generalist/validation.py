@@ -97,8 +97,8 @@ def prins_sets() -> dict[str, TensorDict]:
 
 
 def _decode_costs(policy, env: CLRPEnv, td: TensorDict, spec: str) -> torch.Tensor:
-    _, parts, _ = decode_batch(policy, env, td, spec)
-    return parts["total"].double()
+    _, parts, _ = decode_batch(policy, env, td.to(env.device), spec)
+    return parts["total"].double().cpu()
 
 
 def family_summary(gaps: dict[str, float]) -> dict[str, float]:
@@ -112,7 +112,8 @@ def family_summary(gaps: dict[str, float]) -> dict[str, float]:
 
 def validate(policy: torch.nn.Module, env: CLRPEnv | None = None) -> dict[str, Any]:
     """Validate ``policy`` on every set; returns the record (gaps in percent, costs raw)."""
-    env = env or CLRPEnv(check_actions=False)
+    device = next(policy.parameters()).device
+    env = env or CLRPEnv(check_actions=False, device=str(device))
     policy = policy.eval()
     start = time.perf_counter()
     record: dict[str, Any] = {}
