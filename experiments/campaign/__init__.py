@@ -4,6 +4,11 @@
     python -m experiments.campaign apply DIR                    # ship what improved, record it
     python -m experiments.campaign status                       # where each preset stands
     python -m experiments.campaign init                         # state files + validation sets
+    python -m experiments.campaign run --minutes 50 --generalist-minutes 10 --out DIR
+
+``--generalist-minutes`` adds the generalist track (:mod:`.generalist`): the resumable
+generalist run of :mod:`experiments.generalist` continues on the same device after the presets,
+in ``<out>/generalist/``; ``apply`` brings its state back when it is ahead.
 
 **Run** (:mod:`.session`) continues the training of every preset (clrp10 / 20 / 50 / 100) for
 ``--minutes`` of wall time in one process tree, through the package's one training path

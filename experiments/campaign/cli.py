@@ -53,6 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--val-size", type=int, default=None, help="a new track's validation size")
     r.add_argument("--startup", type=float, default=None, help="seconds before training starts")
     r.add_argument("--dry-run", action="store_true", help="print the plan, train nothing")
+    r.add_argument(
+        "--generalist-minutes",
+        type=float,
+        default=0.0,
+        help="then continue the generalist run (experiments.generalist) for this many minutes",
+    )
     for name, help_text in (("--state-dir", "committed state"), ("--pretrained-dir", "models")):
         r.add_argument(name, default=None, help=help_text)
     a = sub.add_parser("apply", help="bring a returned folder into the committed state")
@@ -84,12 +90,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = run(options)
         if options.dry_run:
             return 0
+        if args.generalist_minutes > 0:
+            import torch
+
+            from .generalist import run_generalist
+
+            gpu = args.accelerator in ("gpu", "cuda", "auto") and torch.cuda.is_available()
+            device = "cuda" if gpu else "cpu"
+            result = run_generalist(args.generalist_minutes, Path(args.out), device, args.threads)
+            print(json.dumps({"generalist": result}), flush=True)
         failed = {t: i.get("exit") for t, i in summary["tracks"].items() if i.get("exit") != 0}
         print(json.dumps({"tracks": list(summary["tracks"]), "not clean": failed}), flush=True)
         return 1 if failed else 0
     if args.verb == "apply":
-        for done in apply(args.folder, state_dir, pretrained):
-            print(f"{done['track']} {done['session']}: {done['action']}")
+        from .generalist import FOLDER, apply_generalist
+
+        if any(Path(args.folder).glob("*.tar")) or not (Path(args.folder) / FOLDER).is_dir():
+            for done in apply(args.folder, state_dir, pretrained):
+                print(f"{done['track']} {done['session']}: {done['action']}")
+        if (Path(args.folder) / FOLDER).is_dir():
+            print(apply_generalist(Path(args.folder)))
         for line in status(state_dir):
             print(line)
         return 0
