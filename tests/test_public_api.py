@@ -31,6 +31,23 @@ def test_package_clrp_env_is_the_env_itself():
         assert getattr(clrp_rl4co, name) is not None, name
 
 
+@pytest.mark.parametrize("method", ["solve", "local_search"])
+def test_env_solver_methods_name_the_functions_to_use(method):
+    import clrp_rl4co.solvers as solvers
+
+    env = EnvItself(generator_params={"preset": "clrp10"})
+    td = env.reset(env.generator(batch_size=[1]))
+    call = {
+        "solve": lambda: env.solve(td, max_runtime=0.1),
+        "local_search": lambda: env.local_search(td, torch.zeros(1, 4, dtype=torch.long)),
+    }[method]
+    with pytest.raises(NotImplementedError, match=f"CLRPEnv.{method}") as error:
+        call()
+    message = str(error.value)
+    assert "solve_td" in message and "local_search_td" in message
+    assert callable(solvers.solve_td) and callable(solvers.local_search_td)  # they exist
+
+
 def test_stock_policy_one_liner_from_the_package():
     from clrp_rl4co import clrp_embeddings
 

@@ -441,6 +441,26 @@ class CLRPEnv(RL4COEnvBase):
         new_actions = pad_actions(new_actions, length)
         return torch.where(selection_mask[:, None], new_actions, cur_actions)
 
+    # ------------------------------------------------------------------ solvers
+    #: What :meth:`solve` and :meth:`local_search` say: the env carries no classical solver.
+    NO_SOLVER = (
+        "CLRPEnv.{name}: the CLRP env has no built-in classical solver; the reference solvers "
+        "(PyVRP, HiGHS MIP) and PyVRP refinement of policy solutions are solve_td(td, "
+        "max_runtime) and local_search_td(td, actions) in clrp_rl4co.solvers (package "
+        "clrp-rl4co)"
+    )
+
+    @staticmethod
+    def solve(instances: TensorDict, max_runtime: float, num_procs: int = 1, **kwargs):
+        """Not provided by the env: raises ``NotImplementedError`` naming the solver functions
+        to use instead (:data:`NO_SOLVER`)."""
+        raise NotImplementedError(CLRPEnv.NO_SOLVER.format(name="solve"))
+
+    def local_search(self, td: TensorDict, actions: torch.Tensor, **kwargs) -> torch.Tensor:
+        """Not provided by the env: raises ``NotImplementedError`` naming the solver functions
+        to use instead (:data:`NO_SOLVER`)."""
+        raise NotImplementedError(self.NO_SOLVER.format(name="local_search"))
+
     # ------------------------------------------------------------------ rendering
     def render(
         self,
