@@ -145,6 +145,8 @@ def test_train_runs_resumes_and_writes_the_state_back(tiny_run):
         second = train(options(max_steps=1))
         assert second.resumes == 2 and second.instances == first.instances + 64
         assert second.steps == 3
+        assert len(second.commands) == 2  # one command line per train call
+        assert all(c.startswith("python -m experiments.generalist") for c in second.commands)
         assert len(report.read_curve(tmp / "report")) == 3
         assert second.best_family_gap == 27.0  # the fake metric improves at every call
         # training changed the weights

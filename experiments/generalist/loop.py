@@ -24,7 +24,7 @@ from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model, load_policy
 from clrp_rl4co.policies import build_policy
-from clrp_rl4co.provenance import accelerator, commit_line, machine
+from clrp_rl4co.provenance import accelerator, command_line, commit_line, machine
 
 from . import settings
 from .report import append_curve, write_curve_png
@@ -53,6 +53,7 @@ class TrainOptions:
         init_instances: instances the ``init`` policy has seen (its provenance).
         state_dir / work_dir: the committed state and the local checkpoint folders.
         validate_fn: the validation (tests replace it with a cheap one).
+        command: the command line recorded in the state (default: this process's).
     """
 
     hours: float
@@ -69,6 +70,7 @@ class TrainOptions:
     work_dir: Path = settings.WORK_DIR
     report_dir: Path = settings.REPORT_DIR
     validate_fn: Callable[[torch.nn.Module], dict[str, Any]] = validate
+    command: str | None = None
 
 
 class _StopFlag:
@@ -151,6 +153,7 @@ def train(options: TrainOptions) -> RunState:
     )
     state.resumes += 1
     _note_once(state.commits, commit_line())
+    state.commands.append(options.command or command_line(prog="python -m experiments.generalist"))
     _note_once(state.hardware, f"{machine(options.device)}; {accelerator(options.device)}")
 
     device = torch.device(options.device)

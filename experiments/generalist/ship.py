@@ -108,7 +108,7 @@ def _provenance(state, records: dict[str, Any]) -> dict[str, Any]:
     return {
         "algorithm": "pomo",
         "preset": "mixed",
-        "training": ["python -m experiments.generalist train --hours H (resumed; see commits)"],
+        "training": [*state.commands, "python -m experiments.generalist ship"],
         "commits": state.commits,
         "hardware": "; ".join(state.hardware),
         "training_instances": state.instances,

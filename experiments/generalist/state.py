@@ -42,6 +42,7 @@ class RunState:
         resumes: ``train`` calls so far.
         start_model: the shipped model the run started from.
         commits: git commits the run was trained at (one entry per resume that changed it).
+        commands: the command line of every ``train`` call (and of the run's start).
         hardware: one entry per distinct hardware / thread setting the run used.
         last_validation: the latest validation record (:mod:`.validation`).
         best_family_gap: the best mean gap to PyVRP over the OOD families so far (percent).
@@ -55,6 +56,7 @@ class RunState:
     resumes: int = 0
     start_model: str = ""
     commits: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
     hardware: list[str] = field(default_factory=list)
     last_validation: dict[str, Any] | None = None
     best_family_gap: float | None = None
