@@ -71,30 +71,36 @@ def test_committed_state_round_trip_and_bad_fields(tmp_path):
         load_committed(tmp_path)
 
 
-def _rows(values, key="families_met", start=1000, per_hour=1000.0):
-    # instances grow x2 per point; CPU hours follow a constant rate of per_hour instances
-    rows = []
-    for i, v in enumerate(values):
-        n = start * 2**i
-        rows.append({"instances": n, "cpu_hours": (n - start) / per_hour, key: v})
-    return rows
+def _rows(values, key="families_met", start=1000):
+    # instances grow x2 per point
+    return [{"instances": start * 2**i, key: v} for i, v in enumerate(values)]
 
 
-def test_hours_to_target_follows_the_log_linear_trend():
+def test_instances_to_target_follows_the_log_linear_trend():
     # value = 2 * log2(n / 1000): reaches 18 at n = 1000 * 2**9
     rows = _rows([2.0 * i for i in range(4)])
-    hours = report.hours_to_target(rows, "families_met", 18, higher_is_better=True)
-    assert hours == pytest.approx((1000 * 2**9 - 1000 * 2**3) / 1000.0)
+    more = report.instances_to_target(rows, "families_met", 18, higher_is_better=True)
+    assert more == pytest.approx(1000 * 2**9 - 1000 * 2**3)
 
 
-def test_hours_to_target_reached_or_not_on_the_trend():
+def test_instances_to_target_reached_or_not_on_the_trend():
     rows = _rows([5.0, 4.0, 3.0])
-    assert report.hours_to_target(rows, "families_met", 18, True) is None  # moving away
-    assert report.hours_to_target(rows, "families_met", 3, True) == 0.0  # already there
-    assert report.hours_to_target(rows[:2], "families_met", 18, True) is None  # too few points
+    assert report.instances_to_target(rows, "families_met", 18, True) is None  # moving away
+    assert report.instances_to_target(rows, "families_met", 3, True) == 0.0  # already there
+    assert report.instances_to_target(rows[:2], "families_met", 18, True) is None  # too few
     falling = _rows([20.0, 16.0, 12.0], key="prins_gap_paper_bks")
-    hours = report.hours_to_target(falling, "prins_gap_paper_bks", 11.85, False)
-    assert hours is not None and hours > 0
+    more = report.instances_to_target(falling, "prins_gap_paper_bks", 11.85, False)
+    assert more is not None and more > 0
+    flat = _rows([9.0, 9.0, 9.001])  # a nearly flat trend: out of reach, not an overflow
+    assert report.instances_to_target(flat, "families_met", 18, True) == float("inf")
+
+
+def test_batch_scale_multiplies_the_rule_and_its_bounds():
+    assert settings.batch_size(100, scale=8) == 128  # 12,800 customer nodes
+    assert settings.batch_size(20, scale=8) == 64 * 8  # the upper bound scales too
+    assert settings.batch_size(1000, scale=8) == 8 * 8  # and the lower one
+    with pytest.raises(ValueError, match="batch scale"):
+        settings.batch_size(50, scale=0)
 
 
 def test_curve_refuses_rows_with_other_columns(tmp_path):

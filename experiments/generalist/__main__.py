@@ -2,7 +2,7 @@
 
 * ``train --hours H``: continue the run for H hours of wall time (one thread, ``nice`` 19;
   ``--device cuda`` continues the same run on a GPU), then write the state back.
-* ``status``: one line (CPU hours, instances, last validation, targets, hours to each).
+* ``status``: one line (CPU hours, instances, last validation, targets, instances to each).
 * ``ship``: compare the run's weights with the shipped generalist on the validation sets and
   the paper's clrp50 test set; ship them as ``drlhqcf_mixed`` when they are better.
 * ``throughput``: training instances per second of the candidate model sizes, side by side.
@@ -27,6 +27,13 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--threads", type=int, default=1)
     train.add_argument("--nice", type=int, default=19)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument(
+        "--batch-scale", type=int, default=1, help="multiply the batch rule (GPU: 8)"
+    )
+    train.add_argument(
+        "--validate-every", type=int, default=settings.VALIDATE_EVERY,
+        help="training instances between validations",
+    )  # fmt: skip
     train.add_argument("--init", default=None, help="start a fresh run from this policy")
     train.add_argument("--init-instances", type=int, default=None)
     verbs.add_parser("status", help="one line: where the run stands")
@@ -54,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             threads=args.threads,
             nice=args.nice,
             seed=args.seed,
+            batch_scale=args.batch_scale,
+            validate_every=args.validate_every,
             init=args.init,
             init_instances=args.init_instances,
         )

@@ -47,6 +47,7 @@ class TrainOptions:
             continues the stream rather than repeating it).
         save_every_s: seconds between local checkpoints.
         validate_every: training instances between validations.
+        batch_scale: multiplies the batch rule (:func:`.settings.batch_size`), for GPUs.
         max_steps: stop after this many steps of this call (tests), None for no limit.
         init: start a fresh run from this policy (a shipped name, ``.pt`` or ``.ckpt``) instead
             of :data:`.settings.START_MODEL`; refused when a state exists.
@@ -63,6 +64,7 @@ class TrainOptions:
     seed: int = 0
     save_every_s: float = settings.SAVE_EVERY_S
     validate_every: int = settings.VALIDATE_EVERY
+    batch_scale: int = 1
     max_steps: int | None = None
     init: str | None = None
     init_instances: int | None = None
@@ -171,6 +173,8 @@ def train(options: TrainOptions) -> RunState:
         nonlocal wall0, cpu0
         now_wall, now_cpu = time.perf_counter(), time.process_time()
         state.wall_hours += (now_wall - wall0) / 3600.0
+        if device.type != "cpu":
+            state.gpu_hours += (now_wall - wall0) / 3600.0
         state.cpu_hours += (now_cpu - cpu0) / 3600.0
         wall0, cpu0 = now_wall, now_cpu
 
@@ -207,7 +211,9 @@ def train(options: TrainOptions) -> RunState:
             num_loc = int(torch.randint(low, high + 1, (1,), generator=draw))
             if num_loc not in generators:
                 generators[num_loc] = CLRPGenerator(preset="mixed", num_loc=num_loc)
-            batch = generate_dataset(generators[num_loc], settings.batch_size(num_loc), step_seed)
+            batch = generate_dataset(
+                generators[num_loc], settings.batch_size(num_loc, options.batch_scale), step_seed
+            )
             loss = model.shared_step(batch.to(device), 0, phase="train")["loss"]
             optimizer.zero_grad()
             loss.backward()

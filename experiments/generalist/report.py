@@ -1,10 +1,10 @@
 """The generalist's curve (CSV + PNG), its one-line status and the extrapolation to the targets.
 
 ``curve.csv`` gets one row per validation: the run's counters at that point (instances, CPU and
-wall hours, curriculum stage) and the validation record (:mod:`.validation`). The hours still
-needed for a target are a rough extrapolation: the metric's trend against log(instances) over
-the last points, converted to CPU hours at the run's mean rate; it says "not reached" when the
-trend does not move towards the target.
+wall hours, curriculum stage) and the validation record (:mod:`.validation`). The training
+instances still needed for a target are a rough extrapolation: the metric's trend against
+log(instances) over the last points (in instances, since a CPU thread and a GPU train at very
+different rates); it says "not reached" when the trend does not move towards the target.
 """
 
 from __future__ import annotations
@@ -100,20 +100,21 @@ def write_curve_png(report_dir: Path) -> Path | None:
     return path
 
 
-def hours_to_target(
+def instances_to_target(
     rows: list[dict[str, float]], key: str, target: float, higher_is_better: bool
 ) -> float | None:
-    """CPU hours beyond the last row until ``key`` reaches ``target`` on a linear trend in
-    log(instances) over the last :data:`TREND_POINTS` rows; 0 if reached, None if the trend
-    does not move towards it (or there are fewer than three points)."""
-    points = [(r["instances"], r[key], r["cpu_hours"]) for r in rows if key in r]
+    """Training instances beyond the last row until ``key`` reaches ``target`` on a linear trend
+    in log(instances) over the last :data:`TREND_POINTS` rows; 0 if reached, None if the trend
+    does not move towards it (or there are fewer than three points). In instances, not hours:
+    the run trains on CPUs and GPUs at very different rates."""
+    points = [(r["instances"], r[key]) for r in rows if key in r]
     if not points:
         return None
-    last_n, last_value, last_hours = points[-1]
+    last_n, last_value = points[-1]
     if (last_value >= target) if higher_is_better else (last_value <= target):
         return 0.0
     points = points[-TREND_POINTS:]
-    if len(points) < 3 or last_hours <= 0:
+    if len(points) < 3:
         return None
     xs = [math.log(p[0]) for p in points]
     ys = [p[1] for p in points]
@@ -122,19 +123,20 @@ def hours_to_target(
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
     if slope == 0 or (slope > 0) != higher_is_better:
         return None
-    needed = math.exp(mx + (target - my) / slope)
-    rate = (last_n - rows[0]["instances"]) / last_hours if last_hours else 0.0
-    if rate <= 0:
-        return None
-    return max(0.0, (needed - last_n) / rate)
+    exponent = mx + (target - my) / slope
+    if exponent > math.log(1e15):
+        return math.inf
+    return max(0.0, math.exp(exponent) - last_n)
 
 
 def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
-    """One line: CPU hours, instances, last validation, the targets and the hours to each."""
+    """One line: hours, instances, last validation, the targets and the instances to each."""
     if state is None:
         return "generalist: no state yet (python -m experiments.generalist train --hours H)"
     parts = [
-        f"generalist: {state.cpu_hours:.2f} CPU h, {state.instances:,} instances "
+        f"generalist: {state.cpu_hours:.2f} CPU h"
+        + (f" ({state.gpu_hours:.2f} h of it on a GPU)" if state.gpu_hours else "")
+        + f", {state.instances:,} instances "
         f"({state.instances - state.start_instances:,} in this run, {state.resumes} resumes)"
     ]
     val = state.last_validation
@@ -152,8 +154,11 @@ def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
         ("families", "families_met", FAMILY_COUNT_TARGET, True),
         ("Prins", "prins_gap_paper_bks", PRINS_GAP_TARGET, False),
     ):
-        hours = hours_to_target(rows, key, target, higher)
-        parts.append(
-            f"{label}: " + ("not reached on the trend" if hours is None else f"~{hours:.0f} CPU h")
-        )
+        more = instances_to_target(rows, key, target, higher)
+        if more is None:
+            parts.append(f"{label}: not reached on the trend")
+        elif math.isinf(more):
+            parts.append(f"{label}: beyond 1e15 instances on the trend")
+        else:
+            parts.append(f"{label}: ~{more:.3g} more instances on the trend")
     return "; ".join(parts)

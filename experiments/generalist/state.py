@@ -39,6 +39,8 @@ class RunState:
         steps: optimizer steps of this run.
         cpu_hours: process CPU time of training and validation, in hours.
         wall_hours: wall time of training and validation, in hours.
+        gpu_hours: the part of ``wall_hours`` spent on an accelerator (``--device cuda``); the
+            host process's CPU time there still counts in ``cpu_hours``.
         resumes: ``train`` calls so far.
         start_model: the shipped model the run started from.
         commits: git commits the run was trained at (one entry per resume that changed it).
@@ -53,6 +55,7 @@ class RunState:
     steps: int = 0
     cpu_hours: float = 0.0
     wall_hours: float = 0.0
+    gpu_hours: float = 0.0
     resumes: int = 0
     start_model: str = ""
     commits: list[str] = field(default_factory=list)
