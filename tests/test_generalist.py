@@ -95,6 +95,15 @@ def test_instances_to_target_reached_or_not_on_the_trend():
     assert report.instances_to_target(flat, "families_met", 18, True) == float("inf")
 
 
+def test_training_rates_split_cpu_and_gpu_work():
+    # 1,000 instances on CPU in 0.5 CPU h; 9,000 on a GPU in 0.1 h (whose host CPU time counts)
+    state = RunState(instances=10_500, start_instances=500, cpu_hours=0.6, gpu_hours=0.1,
+                     gpu_instances=9_000)  # fmt: skip
+    rates = report.training_rates(state)
+    assert rates == pytest.approx({"cpu": 2_000.0, "gpu": 90_000.0})
+    assert report.training_rates(RunState(instances=5, start_instances=5)) == {}
+
+
 def test_batch_scale_multiplies_the_rule_and_its_bounds():
     assert settings.batch_size(100, scale=8) == 128  # 12,800 customer nodes
     assert settings.batch_size(20, scale=8) == 64 * 8  # the upper bound scales too

@@ -222,6 +222,8 @@ def train(options: TrainOptions) -> RunState:
             state.steps += 1
             steps_this_call += 1
             state.instances += batch.batch_size[0]
+            if device.type != "cpu":
+                state.gpu_instances += batch.batch_size[0]
             if state.instances >= next_validation:
                 run_validation()
                 next_validation = state.instances + options.validate_every

@@ -129,6 +129,20 @@ def instances_to_target(
     return max(0.0, math.exp(exponent) - last_n)
 
 
+def training_rates(state: RunState) -> dict[str, float]:
+    """Training instances per hour of the run on each kind of device it used: ``cpu`` (per CPU
+    hour of the CPU runs) and ``gpu`` (per wall hour on the accelerator), where measured. The
+    CPU time of a GPU run's host process is taken as its GPU hours."""
+    rates = {}
+    cpu_instances = state.instances - state.start_instances - state.gpu_instances
+    cpu_hours = state.cpu_hours - state.gpu_hours
+    if cpu_instances > 0 and cpu_hours > 0:
+        rates["cpu"] = cpu_instances / cpu_hours
+    if state.gpu_instances > 0 and state.gpu_hours > 0:
+        rates["gpu"] = state.gpu_instances / state.gpu_hours
+    return rates
+
+
 def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
     """One line: hours, instances, last validation, the targets and the instances to each."""
     if state is None:
@@ -150,6 +164,7 @@ def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
                 f"Prins x8 {val['prins_gap_paper_bks']:+.2f}% vs paper BKS "
                 f"(target {PRINS_GAP_TARGET}%)"
             )
+    rates = training_rates(state)
     for label, key, target, higher in (
         ("families", "families_met", FAMILY_COUNT_TARGET, True),
         ("Prins", "prins_gap_paper_bks", PRINS_GAP_TARGET, False),
@@ -160,5 +175,11 @@ def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
         elif math.isinf(more):
             parts.append(f"{label}: beyond 1e15 instances on the trend")
         else:
-            parts.append(f"{label}: ~{more:.3g} more instances on the trend")
+            hours = ", ".join(
+                f"~{more / rate:.3g} {kind.upper()} h" for kind, rate in rates.items()
+            )
+            parts.append(
+                f"{label}: ~{more:.3g} more instances on the trend"
+                + (f" ({hours})" if hours else "")
+            )
     return "; ".join(parts)

@@ -41,6 +41,7 @@ class RunState:
         wall_hours: wall time of training and validation, in hours.
         gpu_hours: the part of ``wall_hours`` spent on an accelerator (``--device cuda``); the
             host process's CPU time there still counts in ``cpu_hours``.
+        gpu_instances: the training instances seen on an accelerator.
         resumes: ``train`` calls so far.
         start_model: the shipped model the run started from.
         commits: git commits the run was trained at (one entry per resume that changed it).
@@ -56,6 +57,7 @@ class RunState:
     cpu_hours: float = 0.0
     wall_hours: float = 0.0
     gpu_hours: float = 0.0
+    gpu_instances: int = 0
     resumes: int = 0
     start_model: str = ""
     commits: list[str] = field(default_factory=list)
