@@ -1,0 +1,103 @@
+"""The instance sets of the hybrid benchmark: the DRLHQ paper's test sets, the package presets'
+published test sets and the 30 Prins files, each with its default model and references."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tensordict import TensorDict
+
+from clrp_rl4co.data import CLRPInstance
+
+#: Presets with a published test set, in size order.
+PRESETS = ("clrp20", "clrp50", "clrp100", "clrp200", "clrp300", "clrp400", "clrp500")
+#: The DRLHQ paper's test sets (1,000 instances each).
+PAPER_SETS = ("paper-clrp50", "paper-clrp100")
+#: Every ``--set`` value.
+SETS = (*PAPER_SETS, "prins", *PRESETS)
+
+
+@dataclass
+class BenchSet:
+    """Instances of one ``--set``.
+
+    Attributes:
+        name: the ``--set`` value.
+        instances: the first instances of the set (as many as the run needs).
+        names: their names (``paper-clrp50-17``, ``clrp100-3``, ``coord50-5-1``).
+        total: instances in the whole set.
+        default_model: the policy of the hybrid and of x8 unless ``--model`` says otherwise.
+        data: the instances as one env input TensorDict (synthetic sets, for batched x8), or
+            None when their sizes differ (Prins).
+        paper_preset: the paper's preset of a paper set (its figures are compared), else None.
+        bks: best-known value by instance name (Prins, the current values), else empty.
+    """
+
+    name: str
+    instances: list[CLRPInstance]
+    names: list[str]
+    total: int
+    default_model: str
+    data: TensorDict | None = None
+    paper_preset: str | None = None
+    bks: dict[str, float] = field(default_factory=dict)
+
+
+def default_model(set_name: str) -> str:
+    """The paper's model of the set's size where one is shipped, else the generalist (always
+    the generalist on Prins)."""
+    from clrp_rl4co.cli.run import generalist_model
+    from clrp_rl4co.policies.pretrained import shipped_models
+
+    if set_name == "prins":
+        return generalist_model()
+    preset = set_name.removeprefix("paper-")
+    name = f"drlhq_{preset}"
+    return name if name in shipped_models() else generalist_model()
+
+
+def check_set(set_name: str) -> None:
+    """Raise ``ValueError`` naming ``--set`` unless it is one of :data:`SETS`."""
+    if set_name not in SETS:
+        raise ValueError(f"--set: unknown set {set_name!r}; choose one of {', '.join(SETS)}")
+
+
+def set_size(set_name: str) -> int:
+    """How many instances the whole set holds."""
+    check_set(set_name)
+    if set_name == "prins":
+        from clrp_rl4co.data.prodhon import prins_files
+
+        return len(prins_files())
+    from experiments.published_sets import TEST_SET_SIZES
+
+    return TEST_SET_SIZES[set_name.removeprefix("paper-")]
+
+
+def load_set(set_name: str, count: int) -> BenchSet:
+    """The first ``count`` instances of ``set_name`` (see :data:`SETS`)."""
+    from clrp_rl4co.data import tensordict_to_instances
+
+    total = set_size(set_name)
+    if set_name == "prins":
+        from clrp_rl4co.data import prins_bks
+        from clrp_rl4co.data.prodhon import prins_files, read_prodhon
+
+        files = prins_files()[:count]
+        bks = {stem: float(entry.current) for stem, entry in prins_bks().items()}
+        instances = [read_prodhon(path) for path in files]
+        names = [path.stem for path in files]
+        return BenchSet(set_name, instances, names, total, default_model(set_name), bks=bks)
+    preset = set_name.removeprefix("paper-")
+    if set_name in PAPER_SETS:
+        from experiments.paper_sets import load_drlhq_test_set
+
+        data = load_drlhq_test_set(preset)[:count]
+    else:
+        from experiments.published_sets import load_test_set
+
+        data = load_test_set(preset)[:count]
+    names = [f"{set_name}-{i}" for i in range(count)]
+    instances = tensordict_to_instances(data, names)
+    paper = preset if set_name in PAPER_SETS else None
+    return BenchSet(set_name, instances, names, total, default_model(set_name), data, paper)
