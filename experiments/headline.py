@@ -19,13 +19,38 @@ from clrp_rl4co.markdown import markdown_table
 
 from .specs import SYNTHETIC, trained_on
 
-#: The DRLHQ paper's figures quoted in the issue (objective means on its own test sets).
+#: Where :data:`PAPER` and :data:`PAPER_SECONDS` come from.
+PAPER_SOURCE = (
+    "Miao et al., An End-to-End Learning Approach for Solving Capacitated Location-Routing "
+    "Problem, table 'Results on Synthetic Datasets' (RTX 4090, one instance at a time)"
+)
+
+#: The DRLHQ paper's figures (objective means on its own test sets, :data:`PAPER_SOURCE`).
 PAPER = {
-    "clrp10": {"DRLHQ x8": 8.6480},
+    "clrp10": {"DRLHQ x8": 8.6480, "DRLHQ SGBS": 8.6293},
     "clrp20": {"DRLHQ x8": 14.8549, "DRLHQ SGBS": 14.7485},
-    "clrp50": {"DRLHQ x8": 27.3326},
-    "clrp100": {"DRLHQ x8": 55.4599},
+    "clrp50": {"DRLHQ x8": 27.3326, "DRLHQ SGBS": 27.0417},
+    "clrp100": {"DRLHQ x8": 55.4599, "DRLHQ SGBS": 55.0214},
 }
+
+#: The paper's time per instance (seconds) of the figures in :data:`PAPER` that it times
+#: (:data:`PAPER_SOURCE`: solved one instance at a time on an RTX 4090).
+PAPER_SECONDS = {
+    "clrp10": {"DRLHQ SGBS": 0.94},
+    "clrp20": {"DRLHQ SGBS": 2.08},
+    "clrp50": {"DRLHQ SGBS": 9.32},
+    "clrp100": {"DRLHQ SGBS": 33.30},
+}
+
+
+def paper_cell(preset: str) -> str:
+    """The paper's figures of ``preset`` as one cell: ``x8 8.6480 / SGBS 8.6293 (0.94 s)``."""
+    seconds = PAPER_SECONDS.get(preset, {})
+    return " / ".join(
+        f"{k.removeprefix('DRLHQ ')} {v:.4f}" + (f" ({seconds[k]:.2f} s)" if k in seconds else "")
+        for k, v in PAPER.get(preset, {}).items()
+    )
+
 
 COLUMNS = (
     "Exact",
@@ -83,8 +108,7 @@ def preset_line(summary: list[dict], per_instance: list[dict], preset: str) -> l
         line.append(text)
     full = cells.get("DRLHQ x8")
     line.append(f"{float(full['objective']):.4f} (n={full['instances']})" if full else "")
-    paper = PAPER.get(preset, {})
-    line.append(" / ".join(f"{k.removeprefix('DRLHQ ')} {v:.4f}" for k, v in paper.items()))
+    line.append(paper_cell(preset))
     return line
 
 
@@ -104,7 +128,7 @@ def headline(out: str | Path = "results") -> Path | None:
     if not lines:
         return None
     header = ["preset", "subset n", *COLUMNS, "DRLHQ x8, whole test set", "paper (DRLHQ)"]
-    text = markdown_table(header, lines)
+    text = markdown_table(header, lines) + f"\n\npaper (DRLHQ): {PAPER_SOURCE}."
     target = out / "headline.md"
     target.write_text(text + "\n")
     return target

@@ -295,7 +295,7 @@ def paired_lines(rows: list[Row], results: list[InstanceResult]) -> list[str]:
 def paper_lines(part: TablePart, summaries: list, num_instances: int) -> list[str]:
     """For a part on the DRLHQ repository's test set: each figure the paper reports for DRLHQ
     on it next to the rows of the same family here (relative difference in %)."""
-    from .headline import PAPER
+    from .headline import PAPER, PAPER_SECONDS
 
     if part.source != "drlhq":
         return []
@@ -310,9 +310,12 @@ def paper_lines(part: TablePart, summaries: list, num_instances: int) -> list[st
             for s in same
             if s.instances
         ]
+        seconds = PAPER_SECONDS.get(part.preset, {}).get(family)
+        timed = "" if seconds is None else f" at {seconds:.2f} s per instance (RTX 4090)"
         if cells:
-            out.append(f"The paper reports {family} = {value:.4f} on its test set (regenerated "
-                       "here, see the data line); here: " + "; ".join(cells) + ".")  # fmt: skip
+            head = f"The paper reports {family} = {value:.4f}{timed} on its test set"
+            out.append(f"{head} (regenerated here, see the data line); here: "
+                       + "; ".join(cells) + ".")  # fmt: skip
     return out
 
 

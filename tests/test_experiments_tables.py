@@ -282,7 +282,7 @@ def test_rerun_computes_only_the_new_row_and_headline_reads_families(tmp_path, s
     assert line["subset n"] == "3" and line["DRLHQ x8"].endswith("%)")
     # a 0.1 s time limit: the measured time is at least that (more on a loaded machine)
     assert re.search(r" 0\.1\d*s$", line["PyVRP short"]) and line["Exact"] == ""
-    assert line["paper (DRLHQ)"] == "x8 8.6480"
+    assert line["paper (DRLHQ)"] == "x8 8.6480 / SGBS 8.6293 (0.94 s)"
     cache = ResultCache(folder / "cache" / "clrp10")
     key = Method("policy", "drlhq_clrp10", "multistart_greedy").key
     before = cache.path(key).read_text()
