@@ -66,9 +66,26 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/envs/clrp/generator.py": [
         "tests/test_generator.py",
         "tests/test_generator_rule.py",
+        "tests/test_generator_presets.py",
         "tests/test_generator_mixed.py",
         "tests/test_generator_io.py",
         "tests/test_bad_input.py",
+    ],
+    "clrp_rl4co/envs/clrp/dataset.py": [
+        "tests/test_generator_io.py",
+        "tests/test_generator.py",
+        "tests/test_env_api.py",
+    ],
+    "clrp_rl4co/envs/clrp/instance.py": [
+        "tests/test_generator_io.py",
+        "tests/test_env_conventions.py",
+        "tests/test_env_validity.py",
+        "tests/test_bad_input.py",
+    ],
+    "clrp_rl4co/generators/mixed.py": [
+        "tests/test_generator_mixed.py",
+        "tests/test_generator_presets.py",
+        "tests/test_generator_rule.py",
     ],
     "clrp_rl4co/data/instance.py": [
         "tests/test_data_prodhon.py",
