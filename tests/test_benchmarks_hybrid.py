@@ -74,18 +74,20 @@ def _write_rows(path, rows, model="drlhq_clrp20", seed="0"):
 def test_rerun_runs_only_the_missing_instances_interleaved(tmp_path, capsys):
     _write_rows(tmp_path / "clrp20_1s.csv", [(0, "hybrid", 10.0), (0, "pyvrp", 11.0),
                                               (1, "pyvrp", 12.0)])  # fmt: skip
+    _write_rows(tmp_path / "clrp20_x8_drlhq_clrp20.csv", [(1, "x8", 22.0)], seed="")
     fake = FakeSolvers()
     argv = ["--set", "clrp20", "--num", "3", "--seconds", "1", "--out", str(tmp_path)]
     assert cli.main(argv, solve=fake.solve, decode=fake.decode) == 0
     # instance 1 lacks its hybrid; instance 2 is new and even: hybrid first, then PyVRP
     assert fake.calls == [("clrp20-1", "hybrid"), ("clrp20-2", "hybrid"), ("clrp20-2", "pyvrp")]
-    assert fake.decoded == [0, 1, 2]
+    assert fake.decoded == [0, 2]
     rows = list(csv.DictReader((tmp_path / "clrp20_1s.csv").open()))
     assert len(rows) == 6 and {r["seed"] for r in rows} == {"0"}
     md = (tmp_path / "clrp20_1s.md").read_text()
     assert "| hybrid minus pyvrp | 3 | -1.0000 ± 0.0000 [-1.0000, -1.0000] | 3 | 0 | 0 |" in md
     assert "| x8 (untimed) | 3 |" in md
-    assert "command: `python -m benchmarks.hybrid --set clrp20 --num 3 --seconds 1" in md
+    command = f"python -m benchmarks.hybrid --set clrp20 --num 3 --seconds 1 --out {tmp_path} "
+    assert f"command: `{command}--seed 0`" in md  # reruns into the same file
     assert capsys.readouterr().out.count("clrp20-2: hybrid 12.0000") == 1
 
     again = FakeSolvers()

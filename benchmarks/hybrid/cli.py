@@ -85,7 +85,7 @@ def main(
 
     args = parse(argv)
     torch.set_num_threads(1)
-    explicit_model = args.model is not None
+    explicit_model = args.explicit_model = args.model is not None
     need = max(args.num, args.x8_all or 0)
     bench = load_set(args.set, need)
     model = args.model or bench.default_model
@@ -187,8 +187,10 @@ def build_report(args, bench, timed: RowFile, x8_file: RowFile, methods) -> Repo
 
 def _argv(args: argparse.Namespace) -> list[str]:
     """The command line that reruns this configuration (every option spelled out)."""
-    argv = ["--set", args.set, "--num", str(args.num), "--seconds", f"{args.seconds:g}",
-            "--model", args.model, "--out", str(args.out), "--seed", str(args.seed)]  # fmt: skip
+    argv = ["--set", args.set, "--num", str(args.num), "--seconds", f"{args.seconds:g}"]
+    if args.explicit_model:  # a default model is not named: the same results file
+        argv += ["--model", args.model]
+    argv += ["--out", str(args.out), "--seed", str(args.seed)]
     if args.x8_all is not None:
         argv += ["--x8-all", str(args.x8_all)]
     if args.ablation:

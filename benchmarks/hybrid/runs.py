@@ -115,10 +115,9 @@ def x8_decoder(policy, instances: Sequence[CLRPInstance], data) -> Decode:
             per = 8 * first.num_customers * (first.num_customers + first.num_depots)
             size = max(1, TRAJECTORY_NODE_LIMIT // per) if data is not None else 1
             chunk = indices[k : k + size]
-            if data is not None and chunk == list(range(chunk[0], chunk[0] + len(chunk))):
-                batch = data[chunk[0] : chunk[0] + len(chunk)]
+            if data is not None:
+                batch = data[torch.as_tensor(chunk)]
             else:
-                chunk = chunk[:1] if data is None else chunk
                 batch = instances_to_tensordict([instances[i] for i in chunk])
             with torch.inference_mode():
                 actions, _, seconds = decode_batch(policy, env, batch, "multistart_greedy+aug8")
