@@ -4,4 +4,9 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+try:
+    status = main()
+except (ValueError, FileNotFoundError) as exc:  # bad input: one line, no traceback
+    print(f"error: {exc}", file=sys.stderr)
+    status = 2
+sys.exit(status)
