@@ -116,6 +116,7 @@ def _provenance(state, records: dict[str, Any]) -> dict[str, Any]:
         "start_instances": state.start_instances,
         "cpu_hours": round(state.cpu_hours, 3),
         "wall_hours": round(state.wall_hours, 3),
+        "gpu_hours": round(state.gpu_hours, 3),
         "curriculum": [{"num_loc": list(s.num_loc), "until": s.until} for s in settings.CURRICULUM],
         "validation": records["run"],
         "note": "DRLHQ-CF trained on the mixed preset by experiments/generalist "
