@@ -117,6 +117,7 @@ MODULES: dict[str, list[str]] = {
 #: Files besides the package and tests/ that the tests read through paths relative to the repo.
 ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
+    "clrp_rl4co/generators/mixed.py": ["configs"],
 }
 
 #: mutmut exit codes, read from its .meta files.
