@@ -84,9 +84,9 @@ PLANTS = [
     ),
     Plant(
         "penalty: charged once instead of per unserved customer",
-        "clrp_rl4co/envs/clrp/env.py",
-        'unserved * td["infeasible_penalty"]',
-        'td["infeasible_penalty"]',
+        "clrp_rl4co/envs/clrp/costs.py",
+        'unserved * state["infeasible_penalty"]',
+        'state["infeasible_penalty"]',
         ("tests/test_env_penalty.py",),
     ),
     Plant(
