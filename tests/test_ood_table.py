@@ -79,6 +79,8 @@ def test_table_runs_end_to_end_and_computes_gaps_from_their_definition(tmp_path)
         ("", "", f"PyVRP {SECONDS:g}s"),
         ("DRLHQ (paper)", "drlhq_clrp50", "x8"),
         ("DRLHQ (paper)", "drlhq_clrp50", f"x8 + refine ({SECONDS:g}s total)"),
+        (table.GENERALIST, table.GENERALIST, "x8"),
+        (table.GENERALIST, table.GENERALIST, f"x8 + refine ({SECONDS:g}s total)"),
         (table.VARIANT, table.VARIANT, "x8"),
         (table.VARIANT, table.VARIANT, f"x8 + refine ({SECONDS:g}s total)"),
     ]
@@ -130,12 +132,12 @@ def test_table_runs_end_to_end_and_computes_gaps_from_their_definition(tmp_path)
             timed = cache.load(key), cache.load(f"policy|{model}|{table.X8}")
             skipped = sum(timed[0][i].seconds - timed[1][i].seconds <= 0.01 for i in mine)
             assert int(row["no_refine_time"]) == skipped
-    assert len([p for p in per if p["dataset"] == FAMILY]) == 2 + 2 * (2 + 1)
+    assert len([p for p in per if p["dataset"] == FAMILY]) == 2 + 3 * (2 + 1)  # 3 models
 
     if _has_prins():
         bks = prins_bks()[PRINS]
         prins = [r for r in rows if r["dataset"] == "prins"]
-        assert len(prins) == 5
+        assert len(prins) == 1 + 3 * 2  # PyVRP, then x8 and x8 + refine of 3 models
         for row in prins:
             cost = float(row["objective"])  # one instance: the mean is its cost
             assert math.isclose(float(row["gap_bks_pct"]), 100 * (cost / bks.current - 1))

@@ -1,7 +1,8 @@
 """The evaluation table of the variant: x8 and x8 + refinement against PyVRP at equal time.
 
 One command evaluates, for each model (default: the paper-faithful shipped DRLHQ model of the
-matching size, ``paper``, and the shipped DRLHQ-CF model ``drlhqcf_mixed50_cpu``), on
+matching size, ``paper``, the generalist ``drlhqcf_mixed`` and the DRLHQ-CF model it started
+from, ``drlhqcf_mixed50_cpu``), on
 
 * every synthetic family of ``datasets/ood/manifest.json`` (``families.py``; the matching
   DRLHQ model is the family's manifest model),
@@ -78,7 +79,9 @@ SGBS = "sgbs:4x4+aug8"
 PAPER = "paper"
 #: The DRLHQ-CF model trained on this CPU (``clrp_rl4co/pretrained/drlhqcf_mixed50_cpu.json``).
 VARIANT = "drlhqcf_mixed50_cpu"
-DEFAULT_MODELS = (PAPER, VARIANT)
+#: The generalist: DRLHQ-CF on the mixed preset at 20-200 customers (``experiments/generalist``).
+GENERALIST = "drlhqcf_mixed"
+DEFAULT_MODELS = (PAPER, GENERALIST, VARIANT)
 PARTS = ("families", "prins", "paper")
 PAPER_PRESETS = ("clrp20", "clrp50")
 #: The paper-faithful DRLHQ model of the Prins table (``experiments/specs.py``).
@@ -456,8 +459,9 @@ def main(argv: list[str] | None = None) -> int:
         f"models: `{PAPER}` = the paper-faithful shipped DRLHQ model of the matching size "
         f"(families: the manifest's; Prins: {PRINS_MODEL}; paper sets: the preset's); "
         f"`{VARIANT}` = DRLHQ-CF, 64-d / 2 layers, trained 78 min on this CPU on the mixed "
-        "preset with 20-50 customers (its .json has the provenance), not the issue's "
-        "20-200-customer GPU run",
+        "preset with 20-50 customers (its .json has the provenance); "
+        f"`{GENERALIST}` = its continuation by the generalist run on 20-200 customers "
+        "(results/generalist)",
         f"subsets: families: x8 and PyVRP on every instance, refinement on the first "
         f"{args.refine_limit}; Prins: all {'30' if not args.prins else 'matching'} instances; "
         f"paper sets: the first {args.paper_limit} of {', '.join(args.paper_presets)}"
