@@ -223,3 +223,12 @@ def test_the_env_folder_alone_knows_only_the_paper_presets_and_takes_registratio
         "fixed: False (1, 3)",
         "env: (2, 6)",
     ]
+
+
+@pytest.mark.parametrize("distribution", ["normal", "uniform", "cluster"])
+def test_a_named_distribution_does_not_take_unknown_keywords(distribution):
+    # only a custom callable receives every extra keyword; RL4CO's named samplers do not
+    with pytest.raises(ValueError, match=r"^num_locs: unknown generator parameter"):
+        CLRPGenerator(loc_distribution=distribution, num_locs=50)
+    with pytest.raises(ValueError, match=r"^num_locs: unknown generator parameter"):
+        CLRPGenerator(depot_distribution=distribution, num_locs=50)
