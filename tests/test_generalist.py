@@ -210,3 +210,19 @@ def test_sigterm_during_the_first_validation_still_writes_the_state(tiny_run):
         torch.set_num_threads(torch_threads)
     assert state.steps == 0
     assert load_committed(tmp / "state")[0].resumes == 1
+
+
+def test_a_call_refuses_to_start_when_its_validation_could_not_measure_prins(tmp_path, monkeypatch):
+    from experiments.generalist import loop
+
+    (tmp_path / report.CURVE).write_text("instances,prins_gap_paper_bks\n1000,20.0\n")
+    monkeypatch.delenv("CLRP_BENCHMARKS_DIR", raising=False)
+    with pytest.raises(FileNotFoundError, match=r"curve\.csv.*CLRP_BENCHMARKS_DIR"):
+        loop.check_validation_inputs(tmp_path)
+    options = loop.TrainOptions(hours=1.0, nice=0, state_dir=tmp_path / "state",
+                                work_dir=tmp_path / "work", report_dir=tmp_path)  # fmt: skip
+    with pytest.raises(FileNotFoundError, match="CLRP_BENCHMARKS_DIR"):
+        loop.train(options)  # before any model is built or any step taken
+    assert not (tmp_path / "state").exists()
+    (tmp_path / report.CURVE).write_text("instances,families_met\n1000,9\n")
+    loop.check_validation_inputs(tmp_path)  # no Prins column: nothing to refuse

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from clrp_rl4co.data.prodhon import BENCHMARKS_ENV_VAR, benchmarks_dir
 from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model, load_policy
@@ -27,7 +28,7 @@ from clrp_rl4co.policies import build_policy
 from clrp_rl4co.provenance import accelerator, command_line, commit_line, machine
 
 from . import settings
-from .report import append_curve, write_curve_png
+from .report import CURVE, append_curve, read_curve, write_curve_png
 from .state import RunState, choose_resume, load_committed, load_local, save_committed, save_local
 from .validation import validate
 
@@ -131,8 +132,25 @@ def _note_once(values: list[str], value: str) -> None:
         values.append(value)
 
 
+def check_validation_inputs(report_dir: Path) -> None:
+    """Refuse a call whose validation could not fill the curve's Prins column (it would fail
+    only at the end of the call, after the training).
+
+    Raises:
+        FileNotFoundError: ``curve.csv`` has a Prins column and ``$CLRP_BENCHMARKS_DIR`` is unset.
+    """
+    rows = read_curve(report_dir)
+    if rows and "prins_gap_paper_bks" in rows[-1] and benchmarks_dir(required=False) is None:
+        raise FileNotFoundError(
+            f"{report_dir / CURVE}: the curve has a Prins column but {BENCHMARKS_ENV_VAR} is "
+            "unset; set it to the folder that holds prins/ (see README.md)"
+        )
+
+
 def train(options: TrainOptions) -> RunState:
     """Continue the generalist run for ``options.hours``; returns the state written back."""
+    if options.validate_fn is validate:
+        check_validation_inputs(options.report_dir)
     if options.nice:
         os.nice(options.nice)
     torch.set_num_threads(options.threads)
