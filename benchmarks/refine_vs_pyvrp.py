@@ -31,20 +31,20 @@ from clrp_rl4co import provenance
 
 def pyvrp_cost(instance, seconds: float, seed: int) -> float:
     """PyVRP (depot-set search) for ``seconds``; the checked solution's cost."""
+    from benchmarks.hybrid.runs import priced
     from clrp_rl4co.solvers import solve_pyvrp
 
     res = solve_pyvrp(instance, max_runtime=seconds, seed=seed)
-    res.solution.check(instance)
-    return res.solution.cost(instance).total
+    return priced(instance, res.solution, "pyvrp")
 
 
 def refine_cost(instance, start, seconds: float, seed: int) -> float:
     """Refinement of ``start`` for ``seconds``; the checked solution's cost."""
+    from benchmarks.hybrid.runs import priced
     from clrp_rl4co.solvers import refine_solution
 
     solution = refine_solution(instance, start, max_runtime=seconds, seed=seed)
-    solution.check(instance)
-    return solution.cost(instance).total
+    return priced(instance, solution, "refine")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -177,6 +177,7 @@ def train(options: TrainOptions) -> RunState:
     _note_once(state.hardware, f"{machine(options.device)}; {accelerator(options.device)}")
 
     device = torch.device(options.device)
+    on_accelerator = device.type != "cpu"
     env = CLRPEnv(check_actions=False, device=options.device)
     model = build_model(env, policy.to(device), algorithm="pomo", num_augment=1).to(device)
     optimizer = torch.optim.Adam(
@@ -191,7 +192,7 @@ def train(options: TrainOptions) -> RunState:
         nonlocal wall0, cpu0
         now_wall, now_cpu = time.perf_counter(), time.process_time()
         state.wall_hours += (now_wall - wall0) / 3600.0
-        if device.type != "cpu":
+        if on_accelerator:
             state.gpu_hours += (now_wall - wall0) / 3600.0
         state.cpu_hours += (now_cpu - cpu0) / 3600.0
         wall0, cpu0 = now_wall, now_cpu
@@ -240,7 +241,7 @@ def train(options: TrainOptions) -> RunState:
             state.steps += 1
             steps_this_call += 1
             state.instances += batch.batch_size[0]
-            if device.type != "cpu":
+            if on_accelerator:
                 state.gpu_instances += batch.batch_size[0]
             if state.instances >= next_validation:
                 run_validation()
