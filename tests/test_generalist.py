@@ -57,6 +57,18 @@ def test_resume_prefers_the_local_checkpoint_only_when_it_is_ahead():
     assert choose_resume(None, None) == ("fresh", None, None, None)
 
 
+def test_resume_keeps_the_optimizer_of_a_local_checkpoint_at_the_committed_point():
+    committed = (_state(100), {"w": torch.zeros(1)})
+    same = (_state(100), {"w": torch.zeros(1)}, {"opt": 1})
+    other_weights = (_state(100), {"w": torch.ones(1)}, {"opt": 1})
+    other_names = (_state(100), {"v": torch.zeros(1)}, {"opt": 1})
+    origin, state, weights, optimizer = choose_resume(committed, same)
+    assert (origin, state.instances, optimizer) == ("committed", 100, {"opt": 1})
+    assert weights is committed[1]
+    assert choose_resume(committed, other_weights)[3] is None
+    assert choose_resume(committed, other_names)[3] is None
+
+
 def test_committed_state_round_trip_and_bad_fields(tmp_path):
     state = RunState(instances=7, cpu_hours=0.5, commits=["abc"])
     save_committed(state, {"w": torch.arange(3, dtype=torch.float64)}, tmp_path)

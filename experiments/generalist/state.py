@@ -140,9 +140,23 @@ def choose_resume(
 
     The local checkpoint wins when it has seen more instances than the committed state (an
     earlier call that stopped before writing its state back); the optimizer comes only with it.
+    A local checkpoint at the committed point with the committed weights (the usual case after
+    a call that ended cleanly on this machine) lends its optimizer state to the committed resume,
+    so Adam's moments survive; the committed state keeps any notes added to it since.
     """
     if local is not None and (committed is None or local[0].instances > committed[0].instances):
         return "local", local[0], local[1], local[2]
     if committed is not None:
-        return "committed", committed[0], committed[1], None
+        optimizer = None
+        if local is not None and local[0].instances == committed[0].instances:
+            if _same_weights(local[1], committed[1]):
+                optimizer = local[2]
+        return "committed", committed[0], committed[1], optimizer
     return "fresh", None, None, None
+
+
+def _same_weights(first: dict[str, torch.Tensor], second: dict[str, torch.Tensor]) -> bool:
+    """Whether two state dicts hold the same tensors under the same names."""
+    if first.keys() != second.keys():
+        return False
+    return all(torch.equal(first[name], second[name]) for name in first)
