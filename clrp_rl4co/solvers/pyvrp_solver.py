@@ -1,29 +1,16 @@
-"""Heuristic CLRP solver: an exact one-model encoding of the CLRP in PyVRP 0.14.
-
-Encoding (every CLRP feasible solution maps to a PyVRP feasible solution of equal cost and back):
-
-* one PyVRP depot per candidate depot and one client per customer (delivery = demand);
-* one vehicle type per candidate depot, one vehicle, starting and ending there, allowed to
-  reload at that depot only: each *trip* of the vehicle is one CLRP route, so the vehicle
-  capacity ``q`` limits each trip;
-* the depot capacity ``Q_i`` is the vehicle's shift duration: every client's service duration
-  is its demand and all travel durations are zero, so a vehicle's duration is its depot's load;
-* the fixed cost ``F`` per route is paid as ``F / 2`` on every depot-customer edge (each trip
-  uses exactly two of them) and the opening cost ``O_i`` is the vehicle type's fixed cost.
-
-PyVRP needs integers. Arc costs, ``F`` and ``O`` are used as they are when they are all integers
-(the Prins instances), else multiplied by ``cost_scale`` (default ``10^4``) and rounded; demands
-and capacities are scaled likewise only when not integral, demands rounded up and capacities
-down (so a PyVRP-feasible solution is CLRP-feasible). Returned solutions are always priced again
-with :meth:`CLRPSolution.cost` on the real instance.
+"""Heuristic CLRP solver: PyVRP 0.14 on CLRP encodings (:mod:`.pyvrp_encoding`).
 
 An outer depot-set search is used by default: alone, the one-model run on all candidate depots
-tends to keep far too many of them open (15-16 of 20 on clrp100, where 2-3 suffice). The search
-starts from the best depot set by a cheap estimate (:class:`SetEstimate`: opening costs, ``F``
-per route and the radial part of the route lengths under a capacity-aware nearest-depot
-assignment), runs PyVRP restricted to it, then tries drop / swap / add moves on the set in
-increasing order of estimate, each by a short PyVRP run warm-started from the best solution, and
-gives what is left of the budget to the best set.
+(the exact *trips* encoding, whose vehicle fixed costs are the opening costs) tends to keep far
+too many of them open (15-16 of 20 on clrp100, where 2-3 suffice). The search starts from the
+best depot set by a cheap estimate (:class:`SetEstimate`: opening costs, ``F`` per route and the
+radial part of the route lengths under a capacity-aware nearest-depot assignment), routes it,
+then tries drop / swap / add moves on the set in increasing order of estimate, each by a short
+PyVRP run warm-started from the best solution, and gives what is left of the budget to the best
+set. Routing on a set runs in the *fleet* encoding (a multi-depot VRP whose fleet keeps each
+depot within its capacity; PyVRP searches it far better than one vehicle's trips) and, at the
+end, in the exact trips encoding warm-started from the fleet's result (:func:`route_on_set`),
+which reaches the solutions the fleet cannot represent.
 """
 
 from __future__ import annotations
@@ -33,16 +20,15 @@ import logging
 import math
 import time
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import pyvrp
-from pyvrp import Activity, ActivityType, Client, Depot, Location, ProblemData, VehicleType
 from pyvrp.exceptions import PenaltyBoundWarning
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
 
-from ..data import CLRPInstance, CLRPSolution, Route
+from ..data import CLRPInstance, CLRPSolution
 from .common import SolverResult, check_instance, check_solution, make_result
+from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
 
 logger = logging.getLogger(__name__)
 
@@ -57,143 +43,10 @@ PENALTY_BOUND_NOTE = (
     "solutions for a while; depot capacities are tight in this encoding); feasible result: %s"
 )
 
-#: Default multiplier turning real-valued costs into PyVRP integers.
-DEFAULT_COST_SCALE = 10_000
 #: Largest share of a time-limited depot-set search spent ranking depot sets by estimate.
 RANKING_SHARE = 0.1
-#: Multiplier for non-integral demands and capacities.
-DEMAND_SCALE = 1_000
-_INT_TOL = 1e-9
-
-
-def _all_integral(*arrays) -> bool:
-    return all(
-        np.all(np.abs(np.asarray(a, float) - np.round(np.asarray(a, float))) < _INT_TOL)
-        for a in arrays
-    )
-
-
-@dataclass
-class Encoding:
-    """A CLRP instance (restricted to ``depots``) encoded as PyVRP :class:`ProblemData`.
-
-    Attributes:
-        data: the PyVRP problem; PyVRP depot ``k`` and vehicle type ``k`` are CLRP depot
-            ``depots[k]``; PyVRP client ``j`` is CLRP customer ``j``.
-        depots: [K] the CLRP depot indices included.
-        cost_scale: PyVRP cost units per instance cost unit.
-    """
-
-    data: ProblemData
-    depots: list[int]
-    cost_scale: float
-
-
-def encode(
-    instance: CLRPInstance,
-    depots: list[int] | None = None,
-    cost_scale: float = DEFAULT_COST_SCALE,
-) -> Encoding:
-    """Build the one-model PyVRP encoding of ``instance``, optionally on a subset of depots."""
-    depots = list(range(instance.num_depots)) if depots is None else sorted(int(d) for d in depots)
-    if not depots:
-        raise ValueError("encode: need at least one depot")
-    num_customers = instance.num_customers
-    cost = instance.cost_matrix()
-    nodes = depots + [instance.num_depots + j for j in range(num_customers)]
-    sub = cost[np.ix_(nodes, nodes)]
-    opening = instance.opening_cost[depots]
-    fixed = instance.vehicle_fixed_cost
-    if _all_integral(sub, opening, fixed):
-        scale = 1.0
-    else:
-        scale = float(cost_scale)
-    fixed_int = int(round(fixed * scale))
-    if fixed_int % 2:  # F/2 per depot edge must be an integer: double every cost
-        scale *= 2
-        fixed_int *= 2
-    dist = np.round(sub * scale).astype(np.int64)
-    num_k = len(depots)
-    half = fixed_int // 2
-    dist[:num_k, num_k:] += half
-    dist[num_k:, :num_k] += half
-    dist[:num_k, :num_k] = 0  # depot-depot travel never happens (one vehicle per depot)
-    np.fill_diagonal(dist, 0)
-
-    demand = instance.demand
-    q = instance.vehicle_capacity
-    cap = instance.depot_capacity[depots]
-    if _all_integral(demand, q, cap):
-        dem_int = np.round(demand).astype(np.int64)
-        q_int = int(round(q))
-        cap_int = np.round(cap).astype(np.int64)
-    else:
-        dem_int = np.ceil(demand * DEMAND_SCALE - 1e-6).astype(np.int64)
-        q_int = int(math.floor(q * DEMAND_SCALE + 1e-6))
-        cap_int = np.floor(cap * DEMAND_SCALE + 1e-6).astype(np.int64)
-
-    locs = instance.locs[nodes]
-    locations = [Location(x=float(x), y=float(y)) for x, y in locs]
-    pv_depots = [Depot(location=k) for k in range(num_k)]
-    clients = [
-        Client(location=num_k + j, delivery=[int(dem_int[j])], service_duration=int(dem_int[j]))
-        for j in range(num_customers)
-    ]
-    vehicle_types = [
-        VehicleType(
-            num_available=1,
-            capacity=[q_int],
-            start_depot=k,
-            end_depot=k,
-            fixed_cost=int(round(opening[k] * scale)),
-            shift_duration=int(cap_int[k]),
-            reload_depots=[k],
-            name=f"depot{depots[k]}",
-        )
-        for k in range(num_k)
-    ]
-    data = ProblemData(locations, clients, pv_depots, vehicle_types, [dist], [np.zeros_like(dist)])
-    return Encoding(data=data, depots=depots, cost_scale=scale)
-
-
-def decode(enc: Encoding, solution: pyvrp.Solution) -> CLRPSolution:
-    """Turn a PyVRP solution of ``enc`` into a CLRP solution (one route per non-empty trip)."""
-    routes: list[Route] = []
-    for route in solution.routes():
-        depot = enc.depots[route.vehicle_type()]
-        trips: dict[int, list[int]] = {}
-        for act in route.schedule():
-            if act.is_client():
-                trips.setdefault(act.trip, []).append(int(act.idx))
-        routes.extend(Route(depot, tuple(c)) for _, c in sorted(trips.items()) if c)
-    return CLRPSolution(routes)
-
-
-def to_pyvrp(enc: Encoding, solution: CLRPSolution) -> pyvrp.Solution:
-    """The PyVRP solution of ``enc`` holding ``solution``'s routes.
-
-    Routes at depots outside ``enc.depots`` are moved to the nearest included depot (the result
-    may then violate capacities; PyVRP penalises that and repairs it).
-    """
-    inst_locs = np.array([[loc.x, loc.y] for loc in enc.data.locations()])
-    depot_xy = inst_locs[: len(enc.depots)]
-    index = {d: k for k, d in enumerate(enc.depots)}
-    by_k: dict[int, list[tuple[int, ...]]] = {}
-    for r in solution.routes:
-        k = index.get(r.depot)
-        if k is None:
-            centre = inst_locs[len(enc.depots) + np.array(r.customers)].mean(axis=0)
-            k = int(np.argmin(((depot_xy - centre) ** 2).sum(-1)))
-        by_k.setdefault(k, []).append(r.customers)
-    routes = []
-    for k, trips in sorted(by_k.items()):
-        acts: list[Activity] = []
-        for t, customers in enumerate(trips):
-            if t:
-                acts.append(Activity(ActivityType.DEPOT, k))
-            acts.extend(Activity(ActivityType.CLIENT, c) for c in customers)
-        routes.append(pyvrp.Route(enc.data, acts, k))
-    return pyvrp.Solution(enc.data, routes)
+#: Share of :func:`route_on_set`'s budget spent in the trips encoding after the fleet one.
+POLISH_SHARE = 0.1
 
 
 def _stop(max_runtime: float | None, max_iterations: int | None) -> StoppingCriterion:
@@ -236,6 +89,44 @@ def run_pyvrp(
     if not res.is_feasible():
         return None
     return decode(enc, res.best)
+
+
+def route_on_set(
+    instance: CLRPInstance,
+    depots: list[int] | tuple[int, ...],
+    max_runtime: float | None,
+    max_iterations: int | None = None,
+    seed: int = 0,
+    initial: CLRPSolution | None = None,
+    polish_share: float = POLISH_SHARE,
+) -> CLRPSolution | None:
+    """The best routes PyVRP finds on one depot set, or None if it finds no feasible ones.
+
+    PyVRP runs in the fleet encoding for ``1 - polish_share`` of the budget (time and/or
+    iterations; in the trips encoding instead if the fleet finds nothing feasible, e.g. a depot
+    set too tight for its fleet), then in the exact trips encoding warm-started from that result
+    for the rest. ``initial`` warm-starts the first run; it is not returned by itself.
+    """
+    depots = sorted(int(d) for d in depots)
+
+    def part(share: float) -> tuple[float | None, int | None]:
+        t = None if max_runtime is None else max_runtime * share
+        it = None if max_iterations is None else max(1, int(max_iterations * share))
+        return t, it
+
+    start = time.perf_counter()
+    share = 1.0 - polish_share if polish_share > 0 else 1.0
+    t, it = part(share)
+    best = run_pyvrp(encode_fleet(instance, depots), t, it, seed, initial=initial)
+    if best is None:
+        return run_pyvrp(encode(instance, depots), t, it, seed, initial=initial)
+    if polish_share <= 0:
+        return best
+    t, it = part(polish_share)
+    if max_runtime is not None:
+        t = max(0.0, max_runtime - (time.perf_counter() - start))
+    polished = run_pyvrp(encode(instance, depots), t, it, seed + 1, initial=best)
+    return polished if _cost(instance, polished) < _cost(instance, best) else best
 
 
 def _cost(instance: CLRPInstance, sol: CLRPSolution | None) -> float:
@@ -453,15 +344,15 @@ def depot_set_search(
         queue.append(first)
         first = tuple(initial.open_depots)
     t, it = part(first_share)
-    best = run_pyvrp(encode(instance, list(first)), t, it, seed, initial=initial)
+    best = route_on_set(instance, first, t, it, seed, initial=initial, polish_share=0)
     for cand in [s for s in ranked[1:3] if s != first] if best is None else []:
         first = cand  # too tight for PyVRP: try the next sets, then all depots
-        best = run_pyvrp(encode(instance, list(first)), t, it, seed, initial=initial)
+        best = route_on_set(instance, first, t, it, seed, initial=initial, polish_share=0)
         if best is not None:
             break
     if best is None:
         first = tuple(range(instance.num_depots))
-        best = run_pyvrp(encode(instance), t, it, seed, initial=initial)
+        best = route_on_set(instance, first, t, it, seed, initial=initial, polish_share=0)
     if initial is not None and _cost(instance, initial) < _cost(instance, best):
         best = initial
     best_cost = _cost(instance, best)
@@ -489,7 +380,7 @@ def depot_set_search(
             tried.add(cand)
             evals += 1
             t, it = part(eval_share)
-            sol = run_pyvrp(encode(instance, list(cand)), t, it, seed + evals, initial=best)
+            sol = route_on_set(instance, cand, t, it, seed + evals, initial=best, polish_share=0)
             c = _cost(instance, sol)
             if c < best_cost - 1e-9:
                 best, best_cost, improved = sol, c, True
@@ -504,7 +395,7 @@ def depot_set_search(
     if it is not None:  # the iterations the search left unused go to the last run too
         used = part(first_share)[1] + evals * part(eval_share)[1]
         it = max(it, max_iterations - used)
-    sol = run_pyvrp(encode(instance, list(best.open_depots)), t, it, seed + 10_007, initial=best)
+    sol = route_on_set(instance, best.open_depots, t, it, seed + 10_007, initial=best)
     if _cost(instance, sol) < best_cost:
         best = sol
     return best

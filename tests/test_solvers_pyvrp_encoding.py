@@ -1,0 +1,145 @@
+"""PyVRP encodings: the fleet keeps depots within capacity, round trips, the trips fallback."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
+from clrp_rl4co.solvers.pyvrp_encoding import (
+    decode,
+    encode,
+    encode_fleet,
+    fleet_sizes,
+    to_pyvrp,
+)
+from clrp_rl4co.solvers.pyvrp_solver import route_on_set, run_pyvrp
+
+
+def _instance(depot_capacity, demand, vehicle_capacity=70.0, seed=0) -> CLRPInstance:
+    rng = np.random.default_rng(seed)
+    num_depots = len(depot_capacity)
+    return CLRPInstance(
+        depot_locs=rng.integers(0, 50, (num_depots, 2)).astype(float),
+        customer_locs=rng.integers(0, 50, (len(demand), 2)).astype(float),
+        depot_capacity=np.asarray(depot_capacity, float),
+        opening_cost=np.full(num_depots, 500.0),
+        demand=np.asarray(demand, float),
+        vehicle_capacity=vehicle_capacity,
+        vehicle_fixed_cost=100.0,
+        rounded_costs=True,
+    )
+
+
+def _loads(instance: CLRPInstance, solution: CLRPSolution) -> dict[int, float]:
+    loads: dict[int, float] = {}
+    for r in solution.routes:
+        loads[r.depot] = loads.get(r.depot, 0.0) + float(instance.demand[list(r.customers)].sum())
+    return loads
+
+
+def _route_key(route: Route) -> tuple[int, tuple[int, ...]]:
+    return route.depot, route.customers
+
+
+@pytest.mark.parametrize(
+    "depot_capacity,vehicle_capacity,fleet",
+    [
+        (1190, 150, [(150, 7), (140, 1)]),  # Prins coord200-10-1, depot 0
+        (300, 150, [(150, 2)]),
+        (100, 150, [(100, 1)]),
+        (0, 150, []),
+    ],
+)
+def test_fleet_sizes_split_the_depot_capacity_into_vehicles(
+    depot_capacity, vehicle_capacity, fleet
+):
+    assert fleet_sizes(depot_capacity, vehicle_capacity) == fleet
+    assert sum(c * n for c, n in fleet) == depot_capacity
+
+
+def test_fleet_encoding_vehicles_hold_each_depot_capacity_and_cost_the_route_fee():
+    inst = _instance([320, 150, 90], [20] * 12)
+    enc = encode_fleet(inst, [0, 2])
+    assert enc.depots == [0, 2] and enc.kind == "fleet"
+    held = {0: 0, 1: 0}
+    for t, vt in enumerate(enc.data.vehicle_types()):
+        k = enc.depot_of(t)
+        held[k] += vt.capacity[0] * vt.num_available
+        assert vt.capacity[0] <= 70 and vt.fixed_cost == 100
+        assert (vt.start_depot, vt.end_depot) == (k, k)
+    assert held == {0: 320, 1: 90}
+
+
+def test_fleet_round_trip_keeps_routes_and_prices_routing_and_fees():
+    inst = _instance([200, 200], [20, 30, 10, 25, 15, 40])
+    sol = CLRPSolution([Route(0, (0, 1)), Route(0, (2,)), Route(1, (3, 4)), Route(1, (5,))])
+    sol.check(inst)
+    enc = encode_fleet(inst, [0, 1])
+    pv = to_pyvrp(enc, sol)
+    assert pv.is_feasible() and pv.is_complete()
+    back = decode(enc, pv)
+    assert sorted(back.routes, key=_route_key) == sorted(sol.routes, key=_route_key)
+    cost = sol.cost(inst)
+    assert pv.distance_cost() + pv.fixed_vehicle_cost() == pytest.approx(cost.total - cost.opening)
+
+
+def test_fleet_warm_start_with_more_routes_than_vehicles_keeps_every_customer():
+    # Depot 0 holds 100 with q = 70: a 70 and a 30 vehicle; three routes do not fit.
+    inst = _instance([100, 300], [20, 20, 20, 10])
+    sol = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(0, (2,)), Route(1, (3,))])
+    enc = encode_fleet(inst, [0, 1])
+    pv = to_pyvrp(enc, sol)
+    assert pv.is_complete() and pv.num_routes() == 3
+    assert not pv.is_feasible()  # 40 on the 30 vehicle
+    assert sorted(c for r in decode(enc, pv).routes for c in r.customers) == [0, 1, 2, 3]
+
+
+def test_fleet_solutions_never_overload_a_depot():
+    # A free central depot that can hold only 90 of the 240 demanded.
+    rng = np.random.default_rng(4)
+    inst = CLRPInstance(
+        depot_locs=np.array([[25.0, 25.0], [0.0, 0.0]]),
+        customer_locs=rng.integers(0, 50, (12, 2)).astype(float),
+        depot_capacity=np.array([90.0, 400.0]),
+        opening_cost=np.zeros(2),
+        demand=np.full(12, 20.0),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=10.0,
+        rounded_costs=True,
+    )
+    found = run_pyvrp(encode_fleet(inst), None, max_iterations=300)
+    found.check(inst)
+    loads = _loads(inst, found)
+    assert loads.get(0, 0.0) <= 90.0 and sum(loads.values()) == 240.0
+
+
+def test_route_on_set_falls_back_to_trips_when_the_fleet_cannot_hold_the_demand():
+    # One depot of 100, q = 70, four customers of 25: the trips 50 + 50 fit the depot, but the
+    # fleet (one vehicle of 70, one of 30) carries at most 50 + 25.
+    inst = _instance([100], [25, 25, 25, 25])
+    assert run_pyvrp(encode_fleet(inst), None, max_iterations=200) is None
+    found = route_on_set(inst, [0], None, max_iterations=200)
+    found.check(inst)
+    assert len(found.routes) == 2 and _loads(inst, found) == {0: 100.0}
+
+
+def test_route_on_set_polish_is_never_worse_than_the_fleet_alone():
+    inst = _instance([300, 300, 300], [12, 18, 9, 22, 15, 30, 11, 7, 25, 14], seed=3)
+    fleet_only = route_on_set(inst, [0, 1, 2], None, max_iterations=300, polish_share=0)
+    polished = route_on_set(inst, [0, 1, 2], None, max_iterations=300 * 10 // 9)
+    for sol in (fleet_only, polished):
+        sol.check(inst)
+    assert polished.cost(inst).total <= fleet_only.cost(inst).total + 1e-9
+
+
+def test_trips_encoding_is_unchanged_by_the_fleet():
+    inst = _instance([200, 200], [20, 30, 10])
+    enc = encode(inst)
+    assert enc.kind == "trips" and [enc.depot_of(k) for k in range(2)] == [0, 1]
+    types = enc.data.vehicle_types()
+    assert [vt.shift_duration for vt in types] == [200, 200]
+    assert [vt.fixed_cost for vt in types] == [500, 500]
+    assert all(math.isclose(vt.num_available, 1) for vt in types)
