@@ -112,6 +112,10 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/solvers/common.py": [
         "tests/test_solvers_common.py",
     ],
+    "clrp_rl4co/solvers/pyvrp_encoding.py": [
+        "tests/test_solvers_pyvrp_encoding.py",
+        "tests/test_solvers_pyvrp.py",
+    ],
 }
 
 #: Files besides the package and tests/ that the tests read through paths relative to the repo.
