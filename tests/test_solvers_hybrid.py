@@ -129,3 +129,27 @@ def test_sgbs_adds_a_start_when_its_predicted_time_fits(policy, monkeypatch):
     assert with_sgbs.objectives[0] <= plain.objectives[0] + 1e-9
     monkeypatch.setattr(hybrid, "SGBS_FACTOR", 1e9)
     assert learned_starts(instance, policy, seconds=30.0, sgbs=None).decode == "x8"
+
+
+def test_pyvrp_alone_is_one_more_candidate_and_only_with_classical(policy, monkeypatch):
+    """Refinement made a no-op: only the classical candidate can beat the learned starts."""
+    from clrp_rl4co.solvers import solve_pyvrp
+    from clrp_rl4co.solvers.common import make_result
+
+    instance = random_instance(20, seed=9)
+    good = solve_pyvrp(instance, max_runtime=None, max_iterations=2000, seed=0).solution
+    calls = []
+
+    def classical(inst, max_runtime, seed):
+        calls.append(max_runtime)
+        return make_result(inst, good, solver="pyvrp", runtime=0.0)
+
+    monkeypatch.setattr(hybrid, "refine_solution", lambda inst, solution, **kwargs: solution)
+    monkeypatch.setattr(hybrid, "solve_pyvrp", classical)
+    with_classical = solve_hybrid(instance, policy, seconds=3.0, sgbs=False)
+    assert route_cost(instance, good) < with_classical.start_objective - 1e-6  # a real gain
+    assert len(calls) == 1 and 0 < calls[0] < 3.0
+    assert with_classical.objective == pytest.approx(route_cost(instance, good), rel=1e-9)
+    calls.clear()
+    without = solve_hybrid(instance, policy, seconds=3.0, sgbs=False, classical=False)
+    assert calls == [] and without.objective == pytest.approx(without.start_objective)

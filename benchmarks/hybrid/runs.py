@@ -18,6 +18,7 @@ HYBRID_VARIANTS: dict[str, dict] = {
     "hybrid-1start": {"starts": 1},
     "hybrid-noexplore": {"explore_share": 0.0},
     "hybrid-nosgbs": {"sgbs": False},
+    "hybrid-noclassical": {"classical": False},
 }
 #: The time-limited methods of a default run and of ``--ablation`` (in the order run on even
 #: instances; odd instances run them in reverse).

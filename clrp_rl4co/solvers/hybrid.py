@@ -3,7 +3,8 @@
 :func:`solve_hybrid` spends at most ``start_share`` of the budget decoding the policy
 (:func:`learned_starts`), keeps a few good and diverse solutions (different open-depot sets
 first: each is a proposal of where to locate), refines each briefly with
-:func:`.refine.refine_solution` and gives the rest of the budget to the best one. The result is
+:func:`.refine.refine_solution`, gives PyVRP alone (:func:`.pyvrp_solver.solve_pyvrp`) an
+equal part as one more candidate, and the rest of the budget to the best one. The result is
 never worse than the best learned start.
 
 Decoding is planned against the budget. The paper's x8 decoding (every customer as a first
@@ -29,6 +30,7 @@ import torch
 
 from ..data import CLRPInstance, CLRPSolution, instances_to_tensordict
 from .common import SolverResult, check_instance, make_result
+from .pyvrp_solver import solve_pyvrp
 from .refine import refine_solution
 
 logger = logging.getLogger(__name__)
@@ -337,6 +339,7 @@ def solve_hybrid(
     explore_share: float = 0.5,
     sgbs: bool | None = None,
     progress: bool = False,
+    classical: bool = True,
 ) -> HybridResult:
     """Solve one instance: learned starts, then PyVRP refinement, in ``seconds`` of wall time.
 
@@ -344,7 +347,10 @@ def solve_hybrid(
        first unit up to :data:`FIRST_UNIT_SHARE` of the budget) and keeps ``starts`` diverse
        solutions (distinct open-depot sets first);
     2. each start is refined (:func:`.refine.refine_solution`, location and routing) for an equal
-       part of ``explore_share`` of the time left (only when there are several);
+       part of ``explore_share`` of the time left; with ``classical`` one more part goes to
+       PyVRP alone (:func:`.pyvrp_solver.solve_pyvrp`, from the cost estimate's best depot
+       set), so a poor learned depot set cannot hold the search (only when there are several
+       candidates);
     3. the best solution so far is refined for the rest of the budget.
 
     The result is never worse than the best learned start. With no policy, or when not even
@@ -362,6 +368,8 @@ def solve_hybrid(
         explore_share: share of the time left after decoding spent refining every start.
         sgbs: see :func:`learned_starts`.
         progress: show a tqdm bar over the budget.
+        classical: add PyVRP alone as one more candidate of step 2 (its seed: ``seed +
+            starts``).
 
     Returns:
         A :class:`HybridResult` (solver ``"hybrid"``); its ``objective`` is in the instance's
@@ -396,8 +404,6 @@ def solve_hybrid(
                 first_seconds=seconds * max(start_share, FIRST_UNIT_SHARE),
             )
         if not found.solutions:
-            from .pyvrp_solver import solve_pyvrp
-
             logger.info("%s: no learned start fits in the budget; PyVRP alone", instance.name)
             left = solver_budget(deadline + END_MARGIN - time.perf_counter())
             res = solve_pyvrp(instance, max_runtime=left, seed=seed)
@@ -408,25 +414,42 @@ def solve_hybrid(
         best_cost = found.objectives[0]
         overrun = END_SHARE * seconds  # how far past its budget a refinement may run
 
-        def refine(solution: CLRPSolution, budget: float, seed_k: int) -> None:
+        def attempt(run, budget: float) -> None:
+            """``run(seconds)`` within ``budget`` and the deadline; keep its result if better."""
             nonlocal best, best_cost, overrun
             budget = min(budget, deadline - time.perf_counter() - overrun)
             if budget <= 0:
                 return
             began = time.perf_counter()
-            refined = refine_solution(instance, solution, max_runtime=budget, seed=seed_k)
+            found_now = run(budget)
             overrun = max(overrun, time.perf_counter() - began - budget)
-            cost = refined.cost(instance).total
+            if found_now is None:
+                return
+            cost = found_now.cost(instance).total
             if cost < best_cost:
-                best, best_cost = refined, cost
+                best, best_cost = found_now, cost
+
+        def refine(solution: CLRPSolution, seed_k: int):
+            return lambda budget: refine_solution(
+                instance, solution, max_runtime=budget, seed=seed_k
+            )
+
+        def pyvrp_alone(budget: float) -> CLRPSolution | None:
+            return solve_pyvrp(
+                instance, max_runtime=budget, seed=seed + len(found.solutions)
+            ).solution
 
         left = deadline - time.perf_counter()
-        if len(found.solutions) > 1 and left > 0:
-            each = left * explore_share / len(found.solutions)
+        candidates = len(found.solutions) + (1 if classical else 0)
+        if candidates > 1 and left > 0:
+            each = left * explore_share / candidates
             for k, solution in enumerate(found.solutions):
-                refine(solution, each, seed + k)
+                attempt(refine(solution, seed + k), each)
                 bar.update(f"refine start {k + 1}")
-        refine(best, math.inf, seed + len(found.solutions))
+            if classical:
+                attempt(pyvrp_alone, each)
+                bar.update("pyvrp alone")
+        attempt(refine(best, seed + candidates), math.inf)
         bar.update("done")
         res = make_result(instance, best, solver="hybrid", runtime=time.perf_counter() - begin)
         return HybridResult(
