@@ -143,3 +143,63 @@ def test_trips_encoding_is_unchanged_by_the_fleet():
     assert [vt.shift_duration for vt in types] == [200, 200]
     assert [vt.fixed_cost for vt in types] == [500, 500]
     assert all(math.isclose(vt.num_available, 1) for vt in types)
+
+
+def test_routes_at_a_depot_outside_the_set_go_to_the_included_depot_nearest_their_centre():
+    inst = CLRPInstance(
+        depot_locs=np.array([[0.0, 100.0], [50.0, 50.0], [100.0, 20.0]]),
+        customer_locs=np.array([[20.0, 90.0], [20.0, 100.0], [90.0, 30.0], [95.0, 25.0]]),
+        depot_capacity=np.full(3, 500.0),
+        opening_cost=np.zeros(3),
+        demand=np.full(4, 10.0),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=0.0,
+        rounded_costs=True,
+    )
+    sol = CLRPSolution([Route(1, (0, 1)), Route(1, (2, 3))])  # depot 1 is not in the set
+    for enc in (encode_fleet(inst, [0, 2]), encode(inst, [0, 2])):
+        back = decode(enc, to_pyvrp(enc, sol))
+        assert {r.customers: r.depot for r in back.routes} == {(0, 1): 0, (2, 3): 2}
+
+
+@pytest.mark.parametrize("fixed,scale", [(0.75, 10_000), (0.0003, 20_000)])
+def test_real_valued_instances_are_scaled_to_integers_conservatively(fixed, scale):
+    # F = 0.0003 is 3 units at 10^4: odd, so every cost doubles (F / 2 on each trips edge).
+    rng = np.random.default_rng(11)
+    inst = CLRPInstance(
+        depot_locs=rng.random((2, 2)),
+        customer_locs=rng.random((5, 2)),
+        depot_capacity=np.array([40.25, 60.5]),
+        opening_cost=np.array([1.5, 2.25]),
+        demand=np.array([5.1, 7.0, 3.25, 9.9, 2.0]),
+        vehicle_capacity=30.5,
+        vehicle_fixed_cost=fixed,
+    )
+    fleet, trips = encode_fleet(inst), encode(inst)
+    assert fleet.cost_scale == trips.cost_scale == scale
+    expected = np.round(inst.cost_matrix() * scale).astype(np.int64)
+    np.fill_diagonal(expected, 0)
+    expected[:2, :2] = 0
+    got = np.asarray(fleet.data.distance_matrix(0))
+    assert np.array_equal(got, expected)
+    fee = round(fixed * scale)
+    trips_dist = np.asarray(trips.data.distance_matrix(0))
+    assert np.array_equal(trips_dist[:2, 2:], expected[:2, 2:] + fee // 2)
+    assert np.array_equal(trips_dist[2:, 2:], expected[2:, 2:])
+    assert [c.delivery[0] for c in fleet.data.clients()] == [5100, 7000, 3250, 9900, 2000]
+    assert [vt.fixed_cost for vt in fleet.data.vehicle_types()] == [fee] * 4
+    # 40.25 -> 40250 = 30500 + 9750; 60.5 -> 60500 = 30500 + 30000
+    caps = [(vt.capacity[0], vt.num_available) for vt in fleet.data.vehicle_types()]
+    assert caps == [(30500, 1), (9750, 1), (30500, 1), (30000, 1)]
+    assert [vt.fixed_cost for vt in trips.data.vehicle_types()] == [
+        round(1.5 * scale),
+        round(2.25 * scale),
+    ]
+    assert [vt.shift_duration for vt in trips.data.vehicle_types()] == [40250, 60500]
+
+
+def test_an_empty_depot_set_is_refused():
+    inst = _instance([100], [10])
+    for build in (encode, encode_fleet):
+        with pytest.raises(ValueError, match="at least one depot"):
+            build(inst, [])
