@@ -203,3 +203,28 @@ def test_an_empty_depot_set_is_refused():
     for build in (encode, encode_fleet):
         with pytest.raises(ValueError, match="at least one depot"):
             build(inst, [])
+
+
+def test_trips_round_trip_keeps_each_route_as_a_trip_and_prices_everything():
+    inst = _instance([200, 200], [20, 30, 10, 25, 15, 40])
+    sol = CLRPSolution([Route(0, (0, 1)), Route(0, (2,)), Route(1, (3, 4)), Route(1, (5,))])
+    enc = encode(inst)
+    pv = to_pyvrp(enc, sol)
+    assert pv.is_feasible() and pv.num_routes() == 2 and pv.num_trips() == 4
+    back = decode(enc, pv)
+    assert sorted(back.routes, key=_route_key) == sorted(sol.routes, key=_route_key)
+    assert pv.distance_cost() + pv.fixed_vehicle_cost() == pytest.approx(sol.cost(inst).total)
+
+
+def test_fleet_warm_start_puts_the_largest_loads_on_the_largest_vehicles():
+    # Depot 0 holds 100 with q = 70: vehicles of 70 and 30; loads 10 and 40 fit only one way.
+    inst = _instance([100, 300], [10, 40, 20])
+    sol = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (2,))])
+    pv = to_pyvrp(encode_fleet(inst, [0, 1]), sol)
+    assert pv.is_feasible()
+
+
+def test_a_depot_set_that_holds_no_demand_is_refused_by_the_fleet():
+    inst = _instance([0, 100], [10])
+    with pytest.raises(ValueError, match="no depot of the set can hold one unit of demand"):
+        encode_fleet(inst, [0])
