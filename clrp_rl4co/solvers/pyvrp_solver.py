@@ -91,6 +91,15 @@ def run_pyvrp(
     return decode(enc, res.best)
 
 
+def budget_part(
+    max_runtime: float | None, max_iterations: int | None, share: float
+) -> tuple[float | None, int | None]:
+    """``share`` of a time and / or iteration budget (at least one iteration; None stays None)."""
+    t = None if max_runtime is None else max_runtime * share
+    it = None if max_iterations is None else max(1, int(max_iterations * share))
+    return t, it
+
+
 def route_on_set(
     instance: CLRPInstance,
     depots: list[int] | tuple[int, ...],
@@ -110,9 +119,7 @@ def route_on_set(
     depots = sorted(int(d) for d in depots)
 
     def part(share: float) -> tuple[float | None, int | None]:
-        t = None if max_runtime is None else max_runtime * share
-        it = None if max_iterations is None else max(1, int(max_iterations * share))
-        return t, it
+        return budget_part(max_runtime, max_iterations, share)
 
     start = time.perf_counter()
     share = 1.0 - polish_share if polish_share > 0 else 1.0
@@ -325,10 +332,8 @@ def depot_set_search(
     kept if nothing beats it.
     """
 
-    def part(share):
-        t = None if max_runtime is None else max_runtime * share
-        it = None if max_iterations is None else max(1, int(max_iterations * share))
-        return t, it
+    def part(share: float) -> tuple[float | None, int | None]:
+        return budget_part(max_runtime, max_iterations, share)
 
     def out_of_time():
         return max_runtime is not None and time.perf_counter() - start > max_runtime * (
