@@ -14,11 +14,11 @@ is never touched, and keeps its verdicts per function: a rerun tests only the mu
 functions whose source changed. When a test file or another package module changed since the
 last run, the survivors (and only they) are tested again. ``--fresh`` forgets everything.
 
-The report counts killed (a test failed, or the mutant timed out), survived, and equivalent
-survivors: those listed in ``mutation/equivalent.md`` (by the function and the changed line,
-not by mutmut's index, so the list survives edits elsewhere). The score is killed over the
-non-equivalent mutants. Survivors go to ``mutation/results/<module>.survivors.txt`` with their
-diffs, the counts and the runtime to ``mutation/results/<module>.json``.
+The report counts killed (a test failed, the mutant timed out or crashed the tests), survived,
+and equivalent survivors: those listed in ``mutation/equivalent.md`` (by the function and the
+changed line, not by mutmut's index, so the list survives edits elsewhere). The score is killed
+over the non-equivalent mutants. Survivors go to ``mutation/results/<module>.survivors.txt`` with
+their diffs, the counts and the runtime to ``mutation/results/<module>.json``.
 """
 
 from __future__ import annotations
@@ -135,7 +135,9 @@ DESELECT: dict[str, list[str]] = {
 }
 
 #: mutmut exit codes, read from its .meta files.
-KILLED_CODES = {1, 3, 36, 24, -24, 152, 255}  # a test failed, pytest errored, or timeout
+#: Killed: a test failed, pytest errored, the mutant timed out, or it crashed the test process
+#: (-6 abort, -11 segfault: e.g. PyVRP's C++ side handed a None).
+KILLED_CODES = {1, 3, 36, 24, -24, 152, 255, -6, -11}
 SURVIVED_CODES = {0}
 NO_TESTS_CODES = {5, 33}
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -198,6 +198,50 @@ def test_real_valued_instances_are_scaled_to_integers_conservatively(fixed, scal
     assert [vt.shift_duration for vt in trips.data.vehicle_types()] == [40250, 60500]
 
 
+@pytest.mark.parametrize(
+    "opening,fixed,rounded_costs,scale",
+    [
+        ([500.0, 500.0], 100.0, True, 1.0),  # all integral: PyVRP works in the instance's units
+        ([500.5, 500.0], 100.0, True, 10_000),  # only an opening cost is fractional
+        ([500.0, 500.0], 100.5, True, 10_000),  # only the vehicle fee is fractional
+        ([500.0, 500.0], 100.0, False, 10_000),  # only the (real) distances are fractional
+    ],
+)
+def test_costs_are_scaled_when_any_cost_is_fractional(opening, fixed, rounded_costs, scale):
+    inst = _instance([100, 100], [10, 20, 30])
+    inst = CLRPInstance(
+        depot_locs=inst.depot_locs,
+        customer_locs=inst.customer_locs,
+        depot_capacity=inst.depot_capacity,
+        opening_cost=np.array(opening),
+        demand=inst.demand,
+        vehicle_capacity=inst.vehicle_capacity,
+        vehicle_fixed_cost=fixed,
+        rounded_costs=rounded_costs,
+    )
+    assert not rounded_costs or np.all(inst.cost_matrix() == np.round(inst.cost_matrix()))
+    for build in (encode, encode_fleet):
+        assert build(inst).cost_scale == scale
+    assert encode_fleet(inst).data.vehicle_types()[0].fixed_cost == round(fixed * scale)
+
+
+@pytest.mark.parametrize(
+    "demand,vehicle_capacity,depot_capacity,deliveries",
+    [
+        ([10, 20, 30], 70.0, [100, 100], [10, 20, 30]),
+        ([10.5, 20, 30], 70.0, [100, 100], [10_500, 20_000, 30_000]),  # a demand
+        ([10, 20, 30], 70.5, [100, 100], [10_000, 20_000, 30_000]),  # the vehicle capacity
+        ([10, 20, 30], 70.0, [100.5, 100], [10_000, 20_000, 30_000]),  # a depot capacity
+    ],
+)
+def test_demands_are_scaled_when_any_load_figure_is_fractional(
+    demand, vehicle_capacity, depot_capacity, deliveries
+):
+    inst = _instance(depot_capacity, demand, vehicle_capacity=vehicle_capacity)
+    for build in (encode, encode_fleet):
+        assert [c.delivery[0] for c in build(inst).data.clients()] == deliveries
+
+
 def test_an_empty_depot_set_is_refused():
     inst = _instance([100], [10])
     for build in (encode, encode_fleet):

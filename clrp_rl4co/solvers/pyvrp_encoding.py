@@ -183,7 +183,8 @@ def encode(
 
 
 def fleet_sizes(depot_capacity: int, vehicle_capacity: int) -> list[tuple[int, int]]:
-    """The fleet of one depot: ``[(capacity, count), ...]``, capacities summing to its own.
+    """The fleet of one depot: ``[(capacity, count), ...]``, largest first, capacities summing to
+    its own.
 
     ``floor(Q / q)`` vehicles of capacity ``q`` and one of ``Q mod q`` when that is positive
     (integers in PyVRP units).
@@ -286,12 +287,11 @@ def to_pyvrp(enc: Encoding, solution: CLRPSolution) -> pyvrp.Solution:
     demand = np.array([c.delivery[0] for c in enc.data.clients()])
     types = enc.data.vehicle_types()
     for k, trips in sorted(by_k.items()):
+        # encode_fleet lists a depot's vehicle types largest first (fleet_sizes' order)
         slots = [
             t
-            for t in sorted(
-                (t for t in range(len(types)) if enc.depot_of(t) == k),
-                key=lambda t: -types[t].capacity[0],
-            )
+            for t in range(len(types))
+            if enc.depot_of(t) == k
             for _ in range(types[t].num_available)
         ]
         trips = sorted(trips, key=lambda c: -int(demand[list(c)].sum()))
