@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -208,14 +209,9 @@ def test_real_valued_instances_are_scaled_to_integers_conservatively(fixed, scal
     ],
 )
 def test_costs_are_scaled_when_any_cost_is_fractional(opening, fixed, rounded_costs, scale):
-    inst = _instance([100, 100], [10, 20, 30])
-    inst = CLRPInstance(
-        depot_locs=inst.depot_locs,
-        customer_locs=inst.customer_locs,
-        depot_capacity=inst.depot_capacity,
+    inst = dataclasses.replace(
+        _instance([100, 100], [10, 20, 30]),
         opening_cost=np.array(opening),
-        demand=inst.demand,
-        vehicle_capacity=inst.vehicle_capacity,
         vehicle_fixed_cost=fixed,
         rounded_costs=rounded_costs,
     )
