@@ -29,8 +29,10 @@ format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# One pytest-xdist worker per CPU, idle workers taking queued tests from busy ones (a few tests
+# take most of the time); every test writes only under its own tmp_path.
 test: lint
-	$(PY) -m pytest --durations=15
+	$(PY) -m pytest -n auto --dist worksteal --durations=15
 
 # Every evaluation table with its default rows and subsets (hours on a CPU; resumable).
 tables: setup
