@@ -1,8 +1,10 @@
-"""``python -m experiments.generalist train | status | ship | throughput``.
+"""``python -m experiments.generalist train | status | report | ship | throughput``.
 
 * ``train --hours H``: continue the run for H hours of wall time (one thread, ``nice`` 19;
   ``--device cuda`` continues the same run on a GPU), then write the state back.
 * ``status``: one line (CPU hours, instances, last validation, targets, instances to each).
+* ``report``: the targets, every OOD family's gap and trend, the hours to each target and the
+  curve, written to ``results/ood/generalist.md`` (``--out`` another folder).
 * ``ship``: compare the run's weights with the shipped generalist on the validation sets and
   the paper's clrp50 test set; ship them as ``drlhqcf_mixed`` when they are better.
 * ``throughput``: training instances per second of the candidate model sizes, side by side.
@@ -14,6 +16,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from . import settings
 
@@ -37,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--init", default=None, help="start a fresh run from this policy")
     train.add_argument("--init-instances", type=int, default=None)
     verbs.add_parser("status", help="one line: where the run stands")
+    report = verbs.add_parser("report", help="write results/ood/generalist.md (targets, trend)")
+    report.add_argument("--out", type=Path, default=settings.OOD_DIR)
     ship = verbs.add_parser("ship", help="ship the run's weights if they beat the shipped model")
     ship.add_argument("--paper-instances", type=int, default=200)
     through = verbs.add_parser("throughput", help="instances/s of the candidate model sizes")
@@ -76,6 +81,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         committed = load_committed(settings.STATE_DIR)
         print(status_line(committed[0] if committed else None, read_curve(settings.REPORT_DIR)))
+    elif args.verb == "report":
+        from .outlook import write_ood_report
+        from .report import read_curve
+        from .state import load_committed
+
+        committed = load_committed(settings.STATE_DIR)
+        if committed is None:
+            print(f"no committed state in {settings.STATE_DIR}", file=sys.stderr)
+            return 1
+        print(write_ood_report(committed[0], read_curve(settings.REPORT_DIR),
+                               settings.REPORT_DIR, args.out))  # fmt: skip
     elif args.verb == "ship":
         from .ship import ship
 

@@ -72,8 +72,11 @@ def read_curve(report_dir: Path) -> list[dict[str, float]]:
 def write_curve_png(report_dir: Path) -> Path | None:
     """Plot the family metrics and Prins gap against instances (``curve.png``)."""
     rows = read_curve(report_dir)
-    if not rows:
-        return None
+    return plot_curve(rows, report_dir / CURVE_PNG) if rows else None
+
+
+def plot_curve(rows: list[dict[str, float]], path: Path) -> Path:
+    """Plot the rows of ``curve.csv`` (:func:`read_curve`) into the PNG ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,7 +97,6 @@ def write_curve_png(report_dir: Path) -> Path | None:
         ax.set_xlabel("training instances (thousands)")
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    path = report_dir / CURVE_PNG
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -19,6 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 STATE_DIR = REPO / "results" / "generalist" / "state"
 #: The run's report folder (curve.csv / curve.png / README.md).
 REPORT_DIR = REPO / "results" / "generalist"
+#: Where ``report`` writes the targets and their extrapolation (the OOD results' folder).
+OOD_DIR = REPO / "results" / "ood"
 #: Local working folder (git-ignored): the 15-minute checkpoints with the optimizer.
 WORK_DIR = REPO / "runs" / "generalist-work"
 
