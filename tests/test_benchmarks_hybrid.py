@@ -118,6 +118,23 @@ def test_paper_set_corrects_the_paper_figure_with_x8_on_the_whole_set(tmp_path):
     assert "Miao et al." in md
 
 
+def test_ablation_runs_every_variant_or_the_ones_named_into_its_own_file(tmp_path):
+    from benchmarks.hybrid.runs import HYBRID_VARIANTS
+
+    fake = FakeSolvers()
+    base = ["--set", "clrp20", "--num", "2", "--seconds", "1", "--out", str(tmp_path)]
+    assert cli.main([*base, "--ablation", "hybrid-recombine"], fake.solve, fake.decode) == 0
+    # instance 0 in the listed order, instance 1 reversed
+    assert [m for _, m in fake.calls] == ["hybrid", "hybrid-recombine", "pyvrp",
+                                          "pyvrp", "hybrid-recombine", "hybrid"]  # fmt: skip
+    md = (tmp_path / "clrp20_1s_ablation-recombine.md").read_text()
+    assert "--ablation hybrid-recombine`" in md
+    fake.calls.clear()
+    assert cli.main([*base, "--ablation"], fake.solve, fake.decode) == 0
+    assert [m for _, m in fake.calls[: len(HYBRID_VARIANTS) + 1]] == [*HYBRID_VARIANTS, "pyvrp"]
+    assert (tmp_path / "clrp20_1s_ablation.csv").is_file()
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -126,6 +143,10 @@ def test_paper_set_corrects_the_paper_figure_with_x8_on_the_whole_set(tmp_path):
         (["--set", "clrp20", "--seconds", "0"], "--seconds: must be a positive number, got 0"),
         (["--set", "clrp20", "--seconds", "1", "--x8-all", "5"], "--x8-all: only for the paper"),
         (["--set", "paper-clrp50", "--seconds", "1", "--x8-all", "0"], "--x8-all: must be in"),
+        (
+            ["--set", "clrp20", "--seconds", "1", "--ablation", "hybrid-fast"],
+            "--ablation: unknown variant(s) ['hybrid-fast']",
+        ),
     ],
 )
 def test_bad_arguments_name_the_argument_and_value(argv, message, capsys):

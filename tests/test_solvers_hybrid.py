@@ -153,3 +153,43 @@ def test_pyvrp_alone_is_one_more_candidate_and_only_with_classical(policy, monke
     calls.clear()
     without = solve_hybrid(instance, policy, seconds=3.0, sgbs=False, classical=False)
     assert calls == [] and without.objective == pytest.approx(without.start_objective)
+
+
+def test_recombined_rollouts_become_the_first_start():
+    """Two rollouts, each good on one side: their recombination leads the starts and takes
+    the place of one start with its depot set; no gain leaves the starts as they were."""
+    from test_solvers_recombine import objective, two_sides
+
+    from clrp_rl4co.data import CLRPSolution, Route
+
+    instance = two_sides()
+    a = CLRPSolution([Route(0, (0, 1)), Route(1, (2,)), Route(1, (3,))])
+    b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3, 2))])
+    lone = CLRPSolution([Route(1, (0, 1)), Route(1, (2, 3))])  # another depot set
+    costs = [objective(instance, s.routes) for s in (a, b, lone)]
+    found = hybrid.LearnedStarts(
+        solutions=[a, b, lone], objectives=costs, decode="x8", rollouts=[a, b, lone]
+    )
+    hybrid._recombine_starts(instance, found, seconds=5.0)
+    combined = objective(instance, [Route(0, (0, 1)), Route(1, (3, 2))])
+    assert found.decode == "x8+recombined"
+    assert found.objectives[0] == pytest.approx(combined, rel=1e-12) and combined < min(costs)
+    assert len(found.solutions) == 3 and found.solutions[2] is lone  # a or b gave way
+    assert found.objectives == [s.cost(instance).total for s in found.solutions]
+    unchanged = hybrid.LearnedStarts(solutions=[a], objectives=costs[:1], decode="x8",
+                                     rollouts=[a])  # fmt: skip
+    hybrid._recombine_starts(instance, unchanged, seconds=5.0)
+    assert unchanged.decode == "x8" and unchanged.solutions == [a]
+
+
+def test_recombination_inside_the_hybrid_keeps_its_promises(policy):
+    instance = random_instance(20, seed=3)
+    began = time.perf_counter()
+    result = solve_hybrid(instance, policy, seconds=2.0, sgbs=False, recombine_share=0.2)
+    assert time.perf_counter() - began < 2.0 + 1.0
+    result.solution.check(instance)
+    assert result.decode.startswith("x8")
+    assert result.objective == pytest.approx(route_cost(instance, result.solution), rel=1e-9)
+    assert result.objective <= result.start_objective + 1e-9
+    with pytest.raises(ValueError, match="recombine_share: must be in"):
+        solve_hybrid(instance, policy, seconds=1.0, recombine_share=-0.1)

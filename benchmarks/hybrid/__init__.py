@@ -5,8 +5,10 @@ Per instance (one torch thread, one instance at a time) the time-limited methods
 the other, in alternating order (reversed on odd instances): ``hybrid``
 (:func:`clrp_rl4co.solvers.hybrid.solve_hybrid` with ``--seconds``) and ``pyvrp``
 (:func:`clrp_rl4co.solvers.solve_pyvrp`, its time limit less the margin the hybrid keeps, so both
-return within ``--seconds``); ``--ablation`` adds the hybrid with one start, without exploring
-its starts, and without SGBS. Every solution is checked and priced in the instance's units. The
+return within ``--seconds``); ``--ablation`` adds the hybrid's variants
+(:data:`.runs.HYBRID_VARIANTS`: one start, no exploration of the starts, no SGBS, no PyVRP
+candidate, recombined rollouts), ``--ablation VARIANT...`` only those named. Every solution is
+checked and priced in the instance's units. The
 same model's x8 (untimed, decoded in batches) is shown beside; on the paper's sets it is also
 computed over the whole set (``--x8-all`` caps it) to correct the paper's DRLHQ-SGBS figure
 (:data:`experiments.headline.PAPER`) for the subset.

@@ -9,7 +9,16 @@ from pathlib import Path
 
 from clrp_rl4co import provenance
 
-from .runs import ABLATION_METHODS, DEFAULT_METHODS, X8, Decode, RowFile, Solve, load_now
+from .runs import (
+    ABLATION_METHODS,
+    DEFAULT_METHODS,
+    HYBRID_VARIANTS,
+    X8,
+    Decode,
+    RowFile,
+    Solve,
+    load_now,
+)
 from .sets import PAPER_SETS, SETS, load_set, set_size
 from .summary import PAPER_ROW, Report, to_markdown
 
@@ -30,8 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every time-limited run")
     p.add_argument("--x8-all", type=int, default=None, help="paper sets: instances of the "
                    "whole-set x8 mean (default: all)")  # fmt: skip
-    p.add_argument("--ablation", action="store_true", help="also the hybrid's variants: one "
-                   "start, no exploration, no SGBS")  # fmt: skip
+    p.add_argument("--ablation", nargs="*", default=None, metavar="VARIANT",
+                   help="also the hybrid's variants (default: all of "
+                   f"{', '.join(v for v in HYBRID_VARIANTS if v != 'hybrid')})")  # fmt: skip
     return p
 
 
@@ -53,15 +63,33 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
             p.error(f"--x8-all: must be in [1, {total}] for --set {args.set}, got {args.x8_all}")
     elif args.set in PAPER_SETS:
         args.x8_all = total
+    if args.ablation is not None:
+        unknown = [v for v in args.ablation if v not in HYBRID_VARIANTS or v == "hybrid"]
+        if unknown:
+            p.error(f"--ablation: unknown variant(s) {unknown}; choose from "
+                    f"{[v for v in HYBRID_VARIANTS if v != 'hybrid']}")  # fmt: skip
     return args
 
 
+def methods_of(args: argparse.Namespace) -> tuple[str, ...]:
+    """The time-limited methods of a run: the default hybrid and PyVRP alone, with
+    ``--ablation`` every variant of the hybrid between them (or the variants named)."""
+    if args.ablation is None:
+        return DEFAULT_METHODS
+    if not args.ablation:
+        return ABLATION_METHODS
+    return ("hybrid", *dict.fromkeys(args.ablation), "pyvrp")
+
+
 def file_stem(args: argparse.Namespace, explicit_model: bool) -> str:
-    """``<set>_<seconds>s`` and, where they differ from the defaults, ``_ablation``,
-    ``_<model>`` and ``_seed<k>``: one results file per run configuration."""
+    """``<set>_<seconds>s`` and, where they differ from the defaults, ``_ablation`` (with
+    ``-<variant>`` per variant named), ``_<model>`` and ``_seed<k>``: one results file per
+    run configuration."""
     stem = f"{args.set}_{args.seconds:g}s"
-    if args.ablation:
+    if args.ablation is not None:
         stem += "_ablation"
+        names = [v.removeprefix("hybrid-") for v in dict.fromkeys(args.ablation)]
+        stem += "".join(f"-{name}" for name in names)
     if explicit_model:
         stem += f"_{Path(args.model).stem}"
     if args.seed != 0:
@@ -94,7 +122,7 @@ def main(
     stem = file_stem(args, explicit_model)
     timed = RowFile(out / f"{stem}.csv", model, args.seed)
     x8_file = RowFile(out / f"{args.set}_x8_{Path(model).stem}.csv", model, None)
-    methods = ABLATION_METHODS if args.ablation else DEFAULT_METHODS
+    methods = methods_of(args)
     policy = None
     if solve is None or decode is None:
         from clrp_rl4co.models import load_policy
@@ -170,8 +198,9 @@ def build_report(args, bench, timed: RowFile, x8_file: RowFile, methods) -> Repo
         lines.append(f"- paper figure: {PAPER_SOURCE}.")
     if bench.bks:
         lines.append("- BKS: the current best-known values (`clrp_rl4co.data.prins_bks`).")
+    kind = "hybrid variants" if args.ablation is not None else "hybrid"
     title = (
-        f"{args.set}: {'hybrid variants' if args.ablation else 'hybrid'} and PyVRP alone at "
+        f"{args.set}: {kind} and PyVRP alone at "
         f"{args.seconds:g} s per instance, first {args.num} of {bench.total} instances"
     )
     lines += [
@@ -193,6 +222,6 @@ def _argv(args: argparse.Namespace) -> list[str]:
     argv += ["--out", str(args.out), "--seed", str(args.seed)]
     if args.x8_all is not None:
         argv += ["--x8-all", str(args.x8_all)]
-    if args.ablation:
-        argv.append("--ablation")
+    if args.ablation is not None:
+        argv += ["--ablation", *args.ablation]
     return argv

@@ -19,6 +19,7 @@ HYBRID_VARIANTS: dict[str, dict] = {
     "hybrid-noexplore": {"explore_share": 0.0},
     "hybrid-nosgbs": {"sgbs": False},
     "hybrid-noclassical": {"classical": False},
+    "hybrid-recombine": {"recombine_share": 0.15},
 }
 #: The time-limited methods of a default run and of ``--ablation`` (in the order run on even
 #: instances; odd instances run them in reverse).

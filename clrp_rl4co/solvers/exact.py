@@ -28,12 +28,9 @@ skipped when its LP bound reaches the incumbent). ``"auto"`` uses the monolithic
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import math
-import os
-import sys
 import time
 from dataclasses import dataclass
 
@@ -42,10 +39,11 @@ import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, Route
 from .common import SolverResult, check_instance, check_solution, make_result
+from .highs import INF, load_mip, new_highs, run_highs, start_from
 
 log = logging.getLogger(__name__)
 
-_INF = highspy.kHighsInf
+_INF = INF
 #: Relative gap between the bound and the objective below which a run counts as proven optimal
 #: (HiGHS runs with ``mip_rel_gap = 0``; this only absorbs floating-point noise).
 OPTIMALITY_TOLERANCE = 1e-6
@@ -162,70 +160,9 @@ def _build(instance: CLRPInstance) -> _Model:
     return _Model(nd, nc, y, z, arcs, x, f, np.array(costs), lower, upper, integer, rows)
 
 
-_scheduler_threads: list[int] = []  # threads of this process's HiGHS scheduler, once set
-
-
-@contextlib.contextmanager
-def _stdout_to_devnull():
-    """Send the process's stdout (file descriptor 1) to /dev/null for the block: HiGHS prints
-    its banner from its C++ constructor, before any option can turn its output off."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
 def _highs(model: _Model, threads: int, verbose: bool) -> highspy.Highs:
-    if verbose:
-        h = highspy.Highs()
-    else:
-        with _stdout_to_devnull():
-            h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
-    if _scheduler_threads and _scheduler_threads[0] != int(threads):
-        # HiGHS keeps one global scheduler per process; it must be rebuilt for a new count.
-        highspy.Highs.resetGlobalScheduler(True)
-    _scheduler_threads[:] = [int(threads)]
-    h.setOptionValue("threads", int(threads))
-    h.setOptionValue("mip_rel_gap", 0.0)
-    ncol = len(model.cost)
-    h.addCols(
-        ncol,
-        model.cost,
-        model.lower,
-        model.upper,
-        0,
-        np.zeros(0, np.int32),
-        np.zeros(0, np.int32),
-        np.zeros(0),
-    )
-    starts, index, value, lo, hi = [], [], [], [], []
-    for idx, val, rlo, rhi in model.rows:
-        starts.append(len(index))
-        index.extend(idx)
-        value.extend(val)
-        lo.append(rlo)
-        hi.append(rhi)
-    h.addRows(
-        len(lo),
-        np.array(lo),
-        np.array(hi),
-        len(index),
-        np.array(starts, np.int32),
-        np.array(index, np.int32),
-        np.array(value),
-    )
-    h.changeColsIntegrality(
-        ncol,
-        np.arange(ncol, dtype=np.int32),
-        np.where(model.integer, highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous),
-    )
+    h = new_highs(threads, verbose)
+    load_mip(h, model.cost, model.lower, model.upper, model.integer, model.rows)
     return h
 
 
@@ -269,15 +206,7 @@ def _extract(model: _Model, col: np.ndarray) -> CLRPSolution:
 
 def _run(h: highspy.Highs, time_limit: float) -> tuple[str, float, float, np.ndarray | None]:
     """Run HiGHS; returns (model status string, objective, bound, column values or None)."""
-    h.setOptionValue("time_limit", max(float(time_limit), 0.01))
-    if h.run() == highspy.HighsStatus.kError:
-        raise RuntimeError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
-    status = h.modelStatusToString(h.getModelStatus())
-    info = h.getInfo()
-    has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    col = np.array(h.getSolution().col_value) if has_sol else None
-    obj = info.objective_function_value if has_sol else math.inf
-    return status, obj, info.mip_dual_bound, col
+    return run_highs(h, time_limit)
 
 
 def solve_exact(
@@ -384,17 +313,10 @@ def _warn_pruned_warm_start(instance: CLRPInstance, arc: tuple[int, int]) -> Non
 
 def _monolithic(h, model, incumbent, warm, remaining):
     if warm is not None:
-        h.setSolution(_solution(warm))
+        start_from(h, warm)
     status, obj, bound, col = _run(h, remaining())
     sol = _extract(model, col) if col is not None else incumbent
     return sol, bound, status == "Optimal"
-
-
-def _solution(values: np.ndarray) -> highspy.HighsSolution:
-    s = highspy.HighsSolution()
-    s.col_value = list(map(float, values))
-    s.value_valid = True
-    return s
 
 
 def _subsets(h, model: _Model, instance: CLRPInstance, incumbent, warm, remaining):
@@ -453,7 +375,7 @@ def _subsets(h, model: _Model, instance: CLRPInstance, incumbent, warm, remainin
         h.clearSolver()
         h.setOptionValue("objective_bound", best_cost if math.isfinite(best_cost) else _INF)
         if best is not None and set(best.open_depots) == set(s) and warm is not None:
-            h.setSolution(_solution(warm))
+            start_from(h, warm)
         status, obj, bound, col = _run(h, remaining())
         if col is not None:
             sol = _extract(model, col)

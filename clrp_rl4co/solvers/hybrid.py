@@ -2,7 +2,8 @@
 
 :func:`solve_hybrid` spends at most ``start_share`` of the budget decoding the policy
 (:func:`learned_starts`), keeps a few good and diverse solutions (different open-depot sets
-first: each is a proposal of where to locate), refines each briefly with
+first: each is a proposal of where to locate; optionally a recombination of the best
+rollouts' routes, :mod:`.recombine`, first), refines each briefly with
 :func:`.refine.refine_solution`, gives PyVRP alone (:func:`.pyvrp_solver.solve_pyvrp`) an
 equal part as one more candidate, and the rest of the budget to the best one. The result is
 never worse than the best learned start.
@@ -31,6 +32,7 @@ import torch
 from ..data import CLRPInstance, CLRPSolution, instances_to_tensordict
 from .common import SolverResult, check_instance, make_result
 from .pyvrp_solver import solve_pyvrp
+from .recombine import recombine
 from .refine import refine_solution
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,9 @@ PREDICTION_SAFETY = 1.5
 #: instances) may take: on 1,000 customers one greedy rollout is far better than what PyVRP
 #: finds in the seconds it costs.
 FIRST_UNIT_SHARE = 0.5
+#: Distinct rollouts kept from decoding (the best by cost): the starts are chosen among them
+#: and :func:`.recombine.recombine` takes their routes.
+POOL_SIZE = 100
 #: Seconds kept free at the end of the budget for pricing and returning the result.
 END_MARGIN = 0.05
 #: Share of the budget first assumed as a refinement's overrun (PyVRP's set-up and the
@@ -81,6 +86,8 @@ class LearnedStarts:
         decode: what was decoded, e.g. ``x8``, ``greedy+ms64``, ``x8+sgbs``, or ``none``.
         trajectories: the number of rollouts decoded.
         seconds: wall time spent.
+        rollouts: the best distinct valid rollouts (at most :data:`POOL_SIZE`), best first: the
+            route pool of :func:`.recombine.recombine`.
     """
 
     solutions: list[CLRPSolution] = field(default_factory=list)
@@ -88,6 +95,7 @@ class LearnedStarts:
     decode: str = "none"
     trajectories: int = 0
     seconds: float = 0.0
+    rollouts: list[CLRPSolution] = field(default_factory=list)
 
 
 @dataclass
@@ -164,7 +172,7 @@ def _rollouts(policy, env, instance: CLRPInstance, augment: list[int] | None, st
 class _Pool:
     """The best rollouts seen so far (by env cost), as actions on the original customers."""
 
-    def __init__(self, num_depots: int, keep: int = 64):
+    def __init__(self, num_depots: int, keep: int = POOL_SIZE):
         self.num_depots = num_depots
         self.keep = keep
         self.items: list[tuple[float, tuple[int, ...]]] = []
@@ -186,12 +194,9 @@ class _Pool:
         self.items = kept[: self.keep]
 
 
-def _diverse(instance: CLRPInstance, pool: _Pool, count: int) -> list[CLRPSolution]:
-    """Up to ``count`` valid solutions of ``pool``, best first: each new open-depot set first,
-    then the next best solutions."""
-    chosen: list[CLRPSolution] = []
-    later: list[CLRPSolution] = []
-    depot_sets: set[tuple[int, ...]] = set()
+def _valid(instance: CLRPInstance, pool: _Pool) -> list[CLRPSolution]:
+    """The valid solutions of ``pool``, cheapest first by their exact cost (the pool ranks by
+    the env's reward)."""
     valid = []
     for _, actions in pool.items:
         solution = CLRPSolution.from_actions(actions, instance.num_depots)
@@ -201,8 +206,17 @@ def _diverse(instance: CLRPInstance, pool: _Pool, count: int) -> list[CLRPSoluti
             logger.warning("%s: a decoded solution is invalid (%s); skipped", instance.name, exc)
             continue
         valid.append((solution.cost(instance).total, len(valid), solution))
-    valid.sort(key=lambda item: item[:2])  # exact costs (the pool ranks by the env's reward)
-    for _, _, solution in valid:
+    valid.sort(key=lambda item: item[:2])
+    return [solution for _, _, solution in valid]
+
+
+def _diverse(instance: CLRPInstance, valid: list[CLRPSolution], count: int) -> list[CLRPSolution]:
+    """Up to ``count`` of the solutions ``valid`` (cheapest first), best first: each new
+    open-depot set first, then the next best solutions."""
+    chosen: list[CLRPSolution] = []
+    later: list[CLRPSolution] = []
+    depot_sets: set[tuple[int, ...]] = set()
+    for solution in valid:
         if solution.open_depots not in depot_sets:
             depot_sets.add(solution.open_depots)
             chosen.append(solution)
@@ -319,14 +333,34 @@ def learned_starts(
             pool.add(actions.cpu().numpy(), parts["total"].double().cpu().numpy(), None)
             trajectories += 1
             labels.append("sgbs")
-    solutions = _diverse(instance, pool, count) if trajectories else []
+    rollouts = _valid(instance, pool) if trajectories else []
+    solutions = _diverse(instance, rollouts, count)
     return LearnedStarts(
         solutions=solutions,
         objectives=[s.cost(instance).total for s in solutions],
         decode="+".join(labels) if labels else "none",
         trajectories=trajectories,
         seconds=time.perf_counter() - start,
+        rollouts=rollouts,
     )
+
+
+def _recombine_starts(instance: CLRPInstance, found: LearnedStarts, seconds: float) -> None:
+    """Recombine the routes of ``found.rollouts`` (:func:`.recombine.recombine`, HiGHS for at
+    most ``seconds``); a better solution becomes the first start of ``found`` (in place): it
+    replaces the start with its open-depot set, else the last one, and ``+recombined`` is
+    added to ``found.decode``."""
+    combined = recombine(instance, found.rollouts, max_runtime=seconds)
+    cost = combined.cost(instance).total
+    if cost >= found.objectives[0]:
+        return
+    same = [s for s in found.solutions if s.open_depots == combined.open_depots]
+    others = [s for s in found.solutions if s.open_depots != combined.open_depots]
+    kept = others + same[1:]  # one start with the combination's depot set gives way
+    kept.sort(key=lambda s: s.cost(instance).total)
+    found.solutions = [combined, *kept[: len(found.solutions) - 1]]
+    found.objectives = [s.cost(instance).total for s in found.solutions]
+    found.decode += "+recombined"
 
 
 def solve_hybrid(
@@ -340,12 +374,16 @@ def solve_hybrid(
     sgbs: bool | None = None,
     progress: bool = False,
     classical: bool = True,
+    recombine_share: float = 0.0,
 ) -> HybridResult:
     """Solve one instance: learned starts, then PyVRP refinement, in ``seconds`` of wall time.
 
     1. :func:`learned_starts` decodes ``policy`` for at most ``start_share * seconds`` (its
        first unit up to :data:`FIRST_UNIT_SHARE` of the budget) and keeps ``starts`` diverse
        solutions (distinct open-depot sets first);
+       with ``recombine_share``, :func:`.recombine.recombine` then combines the routes of the
+       best rollouts for at most that share of the budget; when that beats the best start it
+       becomes the first start (replacing a start with its depot set, else the last one);
     2. each start is refined (:func:`.refine.refine_solution`, location and routing) for an equal
        part of ``explore_share`` of the time left; with ``classical`` one more part goes to
        PyVRP alone (:func:`.pyvrp_solver.solve_pyvrp`, from the cost estimate's best depot
@@ -370,6 +408,8 @@ def solve_hybrid(
         progress: show a tqdm bar over the budget.
         classical: add PyVRP alone as one more candidate of step 2 (its seed: ``seed +
             starts``).
+        recombine_share: largest share of the budget spent recombining the rollouts' routes
+            (0: none).
 
     Returns:
         A :class:`HybridResult` (solver ``"hybrid"``); its ``objective`` is in the instance's
@@ -384,7 +424,9 @@ def solve_hybrid(
         raise ValueError(f"seconds: must be positive, got {seconds}")
     if starts < 1:
         raise ValueError(f"starts: must be >= 1, got {starts}")
-    for name, share in (("start_share", start_share), ("explore_share", explore_share)):
+    shares = (("start_share", start_share), ("explore_share", explore_share),
+              ("recombine_share", recombine_share))  # fmt: skip
+    for name, share in shares:
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"{name}: must be in [0, 1], got {share}")
     begin = time.perf_counter()
@@ -410,6 +452,11 @@ def solve_hybrid(
             bar.update("pyvrp")
             fields = {**res.__dict__, "solver": "hybrid", "runtime": time.perf_counter() - begin}
             return HybridResult(**fields)
+        if recombine_share > 0 and len(found.rollouts) > 1:
+            budget = min(recombine_share * seconds, deadline - time.perf_counter())
+            if budget > 0:
+                _recombine_starts(instance, found, budget)
+                bar.update("recombine")
         best = found.solutions[0]
         best_cost = found.objectives[0]
         overrun = END_SHARE * seconds  # how far past its budget a refinement may run

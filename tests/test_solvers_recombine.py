@@ -1,0 +1,175 @@
+"""Route recombination: the cheapest valid solution made of the given solutions' routes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
+from clrp_rl4co.solvers.recombine import recombine, route_pool
+
+
+def length(instance: CLRPInstance, route: Route) -> float:
+    """Euclidean length of a route, from the definition."""
+    points = [instance.depot_locs[route.depot]]
+    points += [instance.customer_locs[c] for c in route.customers]
+    points.append(instance.depot_locs[route.depot])
+    return sum(float(np.hypot(*(b - a))) for a, b in zip(points[:-1], points[1:]))
+
+
+def objective(instance: CLRPInstance, routes) -> float:
+    """Opening costs of the depots used + one vehicle per route + route lengths."""
+    depots = {r.depot for r in routes}
+    return (
+        sum(float(instance.opening_cost[d]) for d in depots)
+        + instance.vehicle_fixed_cost * len(routes)
+        + sum(length(instance, r) for r in routes)
+    )
+
+
+def two_sides() -> CLRPInstance:
+    """Depot 0 on the left with customers 0 and 1 near it, depot 1 on the right with 2 and 3."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 0.0], [10.0, 1.0], [11.0, 0.0]]),
+        depot_capacity=np.array([10.0, 10.0]),
+        opening_cost=np.array([1.0, 1.0]),
+        demand=np.ones(4),
+        vehicle_capacity=2.0,
+        vehicle_fixed_cost=1.0,
+        name="two-sides",
+    )
+
+
+def test_routes_of_two_solutions_combine_into_a_better_one():
+    instance = two_sides()
+    # a: the left side in one route, the right side in two; b: the other way round
+    a = CLRPSolution([Route(0, (0, 1)), Route(1, (2,)), Route(1, (3,))])
+    b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3, 2))])
+    best = recombine(instance, [a, b], max_runtime=10.0)
+    best.check(instance)
+    expected = objective(instance, [Route(0, (0, 1)), Route(1, (3, 2))])
+    assert best.cost(instance).total == pytest.approx(expected, rel=1e-12)
+    assert expected < min(objective(instance, s.routes) for s in (a, b)) - 1.0
+    assert sorted((r.depot, sorted(r.customers)) for r in best.routes) == [
+        (0, [0, 1]),
+        (1, [2, 3]),
+    ]
+
+
+def test_the_pool_keeps_one_route_per_depot_and_customer_set_in_its_shortest_order():
+    instance = two_sides()
+    # customers 2 and 3 from depot 1 in both orders (equal length: a cycle), and a detour order
+    # of customers 0 and 1 from depot 1 versus from depot 0 (different depots: both kept)
+    a = CLRPSolution([Route(0, (0, 1)), Route(1, (2, 3))])
+    b = CLRPSolution([Route(1, (1, 0)), Route(1, (3, 2))])
+    pool = route_pool(instance, [a, b])
+    keys = sorted((p.route.depot, tuple(sorted(p.route.customers))) for p in pool)
+    assert keys == [(0, (0, 1)), (1, (0, 1)), (1, (2, 3))]
+    for p in pool:
+        assert p.length == pytest.approx(length(instance, p.route), rel=1e-12)
+        assert p.load == 2.0
+
+
+def test_a_lone_solution_comes_back_unchanged_and_bad_input_is_named():
+    instance = two_sides()
+    only = CLRPSolution([Route(0, (0, 1)), Route(1, (2, 3))])
+    assert recombine(instance, [only], max_runtime=1.0).cost(instance).total == pytest.approx(
+        objective(instance, only.routes), rel=1e-12
+    )
+    with pytest.raises(ValueError, match="at least one solution"):
+        recombine(instance, [], max_runtime=1.0)
+    overloaded = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3,))])  # q = 2
+    with pytest.raises(ValueError, match=r"solutions\[1\] is invalid.*vehicle capacity"):
+        recombine(instance, [only, overloaded], max_runtime=1.0)
+
+
+#: Seeds whose random solutions recombine into a better one and whose depot capacities bind.
+SEEDS = (2, 3, 5, 7)
+
+
+def random_solutions(instance: CLRPInstance, rng: np.random.Generator, count: int):
+    """Valid solutions built at random: customers in random order, routes filled up to q at a
+    random depot (kept only when every capacity holds)."""
+    found = []
+    q = instance.vehicle_capacity
+    while len(found) < count:
+        routes, current, load = [], [], 0.0
+        depot = int(rng.integers(instance.num_depots))
+        for c in rng.permutation(instance.num_customers):
+            if load + instance.demand[c] > q or (current and rng.random() < 0.3):
+                routes.append(Route(depot, tuple(current)))
+                current, load, depot = [], 0.0, int(rng.integers(instance.num_depots))
+            current.append(int(c))
+            load += instance.demand[c]
+        routes.append(Route(depot, tuple(current)))
+        solution = CLRPSolution(routes)
+        try:
+            solution.check(instance)
+        except ValueError:
+            continue
+        found.append(solution)
+    return found
+
+
+def brute_force(instance: CLRPInstance, solutions) -> float:
+    """The cheapest set of the distinct routes (each in its shortest order seen) that serves
+    every customer once within every depot's capacity: every exact cover of the customers by
+    the routes, enumerated."""
+    shortest: dict[tuple[int, frozenset], Route] = {}
+    for s in solutions:
+        for r in s.routes:
+            key = (r.depot, frozenset(r.customers))
+            if key not in shortest or length(instance, r) < length(instance, shortest[key]):
+                shortest[key] = r
+    keys = list(shortest)
+
+    def covers(unserved: frozenset, chosen: list):
+        if not unserved:
+            yield list(chosen)
+            return
+        first = min(unserved)
+        for key in keys:
+            if first in key[1] and key[1] <= unserved:
+                chosen.append(key)
+                yield from covers(unserved - key[1], chosen)
+                chosen.pop()
+
+    best = np.inf
+    for cover in covers(frozenset(range(instance.num_customers)), []):
+        load = np.zeros(instance.num_depots)
+        for d, cs in cover:
+            load[d] += instance.demand[list(cs)].sum()
+        if (load <= instance.depot_capacity + 1e-9).all():
+            best = min(best, objective(instance, [shortest[k] for k in cover]))
+    return best
+
+
+def binding_instance(seed: int, depot_capacity) -> CLRPInstance:
+    rng = np.random.default_rng(seed)
+    return CLRPInstance(
+        depot_locs=rng.random((3, 2)),
+        customer_locs=rng.random((7, 2)),
+        depot_capacity=np.asarray(depot_capacity, float),
+        opening_cost=rng.uniform(0.5, 1.5, 3),
+        demand=np.ones(7),
+        vehicle_capacity=3.0,
+        vehicle_fixed_cost=0.2,
+        name=f"binding-{seed}",
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_recombination_finds_the_best_feasible_combination(seed):
+    """Against every exact cover of the customers by the pool's routes, on small instances
+    whose depot capacities bind (routes valid one by one overload a depot together)."""
+    instance = binding_instance(seed, [3.0, 3.0, 4.0])
+    solutions = random_solutions(instance, np.random.default_rng(seed), 8)
+    best = recombine(instance, solutions, max_runtime=10.0)
+    best.check(instance)
+    optimum = brute_force(instance, solutions)
+    assert best.cost(instance).total == pytest.approx(optimum, rel=1e-9)
+    # guards: the optimum beats every input, and without depot capacities it would be cheaper
+    assert optimum < min(objective(instance, s.routes) for s in solutions) - 1e-6
+    loose = binding_instance(seed, [99.0, 99.0, 99.0])
+    assert brute_force(loose, solutions) < optimum - 1e-6
