@@ -116,6 +116,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_pyvrp_encoding.py",
         "tests/test_solvers_pyvrp.py",
     ],
+    "clrp_rl4co/solvers/recombine.py": [
+        "tests/test_solvers_recombine.py",
+    ],
+    "clrp_rl4co/solvers/highs.py": [
+        "tests/test_solvers_exact.py",
+        "tests/test_solvers_recombine.py",
+    ],
 }
 
 #: Files besides the package and tests/ that the tests read through paths relative to the repo.

@@ -76,3 +76,19 @@ def test_report_refuses_a_curve_behind_the_state(tmp_path):
         outlook.write_ood_report(RunState(instances=9_000), _rows(), tmp_path, tmp_path)
     with pytest.raises(ValueError, match="no validation rows"):
         outlook.write_ood_report(RunState(instances=9_000), [], tmp_path, tmp_path)
+
+
+def test_status_line_says_reached_when_the_last_validation_meets_a_target(tmp_path):
+    from experiments.generalist.report import status_line
+
+    rows = _rows()
+    rows[-1]["prins_gap_paper_bks"] = 11.0  # at or below 11.85: reached
+    state = RunState(instances=8_000, start_instances=1_000, cpu_hours=0.5,
+                     last_validation=rows[-1])  # fmt: skip
+    line = status_line(state, rows)
+    assert "Prins x8 +11.00% vs paper BKS (target 11.85%)" in line
+    # the count (1, 1, 1, 2 over three doublings) needs some 50 more doublings for 18
+    assert "Prins: reached" in line and "families: beyond 1e15 instances" in line
+    text = outlook.write_ood_report(state, rows, tmp_path, tmp_path).read_text()
+    prins = next(x for x in text.splitlines() if x.startswith("| Prins x8"))
+    assert [c.strip() for c in prins.strip("|").split("|")][4:] == ["reached", "", ""]

@@ -70,7 +70,7 @@ def _hours(more: float | None, rates: dict[str, float]) -> list[str]:
     cells = []
     for kind in ("cpu", "gpu"):
         rate = rates.get(kind)
-        if more is None or rate is None or math.isinf(more):
+        if not more or rate is None or math.isinf(more):  # None, reached (0) or out of reach
             cells.append("")
         else:
             cells.append(f"{more / rate:.3g}")

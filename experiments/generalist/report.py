@@ -172,7 +172,9 @@ def status_line(state: RunState | None, rows: list[dict[str, float]]) -> str:
         ("Prins", "prins_gap_paper_bks", PRINS_GAP_TARGET, False),
     ):
         more = instances_to_target(rows, key, target, higher)
-        if more is None:
+        if more == 0:
+            parts.append(f"{label}: reached")
+        elif more is None:
             parts.append(f"{label}: not reached on the trend")
         elif math.isinf(more):
             parts.append(f"{label}: beyond 1e15 instances on the trend")
