@@ -81,8 +81,7 @@ def recombine(
     Args:
         instance: the CLRP instance.
         solutions: valid solutions of ``instance`` (at least one).
-        max_runtime: HiGHS's time limit in seconds (building the model comes on top: about
-            a millisecond per hundred routes).
+        max_runtime: HiGHS's time limit in seconds (building the model comes on top).
         threads: HiGHS threads.
 
     Returns:
