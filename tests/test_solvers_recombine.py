@@ -173,3 +173,58 @@ def test_recombination_finds_the_best_feasible_combination(seed):
     assert optimum < min(objective(instance, s.routes) for s in solutions) - 1e-6
     loose = binding_instance(seed, [99.0, 99.0, 99.0])
     assert brute_force(loose, solutions) < optimum - 1e-6
+
+
+def test_each_customer_is_served_once_even_where_twice_would_be_cheaper():
+    """On a line d0 - c0 - c1 - c2 - d1 each input serves one far customer from the wrong depot;
+    the two good routes overlap on c1 (cost 8 + 2F), every partition costs 10 + 2F."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [4.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]]),
+        depot_capacity=np.array([10.0, 10.0]),
+        opening_cost=np.zeros(2),
+        demand=np.ones(3),
+        vehicle_capacity=2.0,
+        vehicle_fixed_cost=1.0,
+        name="line",
+    )
+    a = CLRPSolution([Route(0, (0, 1)), Route(0, (2,))])
+    b = CLRPSolution([Route(1, (0,)), Route(1, (1, 2))])
+    best = recombine(instance, [a, b], max_runtime=10.0)
+    best.check(instance)
+    assert best.cost(instance).total == pytest.approx(10.0 + 2.0)
+
+
+def test_highs_starts_from_the_best_input_silently_on_one_thread(monkeypatch, capfd, caplog):
+    import logging
+
+    from clrp_rl4co.solvers import recombine as module
+
+    instance = two_sides()
+    a = CLRPSolution([Route(0, (0, 1)), Route(1, (2,)), Route(1, (3,))])
+    b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3,)), Route(1, (2,))])
+    seen = {}
+    real_new, real_start = module.new_highs, module.start_from
+
+    def new_highs(threads, verbose):
+        seen["threads"], seen["verbose"] = threads, verbose
+        return real_new(threads, verbose)
+
+    def start_from(h, values):
+        seen["start"] = list(values)
+        real_start(h, values)
+
+    monkeypatch.setattr(module, "new_highs", new_highs)
+    monkeypatch.setattr(module, "start_from", start_from)
+    caplog.set_level(logging.DEBUG, logger=module.__name__)
+    capfd.readouterr()
+    recombine(instance, [b, a], max_runtime=10.0)
+    assert capfd.readouterr().out == ""
+    assert (seen["threads"], seen["verbose"]) == (1, False)
+    # b pays a fourth vehicle; the pool: b's 4 routes, then a's d0 [0, 1]; depots last
+    assert objective(instance, a.routes) < objective(instance, b.routes) - 0.5
+    assert seen["start"] == [0, 0, 1, 1, 1, 1, 1]
+    [message] = [r.getMessage() for r in caplog.records if r.name == module.__name__]
+    start = objective(instance, a.routes)
+    assert message.startswith("two-sides: recombination of 5 routes: Optimal, ")
+    assert message.endswith(f", start {start:.6g})")
