@@ -27,6 +27,14 @@ class Route:
     customers: tuple[int, ...]
 
 
+def route_length(instance: CLRPInstance, route: Route) -> float:
+    """Length of ``route`` (its depot, its customers in order, back to the depot) in the
+    instance's units: the sum of :meth:`CLRPInstance.cost_matrix` over its arcs."""
+    dist = instance.cost_matrix()
+    nodes = [route.depot, *(instance.num_depots + c for c in route.customers), route.depot]
+    return float(sum(dist[a, b] for a, b in zip(nodes[:-1], nodes[1:])))
+
+
 @dataclass(frozen=True)
 class CostBreakdown:
     """Objective parts in the instance's units; ``total = opening + vehicles + routing``."""
@@ -79,12 +87,9 @@ class CLRPSolution:
     # ------------------------------------------------------------------ evaluation
     def cost(self, instance: CLRPInstance) -> CostBreakdown:
         """Objective parts in the instance's units (float64; integers for rounded instances)."""
-        dist = instance.cost_matrix()
-        num_depots = instance.num_depots
         routing = 0.0
         for r in self.routes:
-            nodes = [r.depot] + [num_depots + c for c in r.customers] + [r.depot]
-            routing += float(sum(dist[a, b] for a, b in zip(nodes[:-1], nodes[1:])))
+            routing += route_length(instance, r)
         opening = float(sum(instance.opening_cost[d] for d in self.open_depots))
         vehicles = instance.vehicle_fixed_cost * len(self.routes)
         return CostBreakdown(opening=opening, vehicles=vehicles, routing=routing)

@@ -43,7 +43,6 @@ from .highs import INF, load_mip, new_highs, run_highs, start_from
 
 log = logging.getLogger(__name__)
 
-_INF = INF
 #: Relative gap between the bound and the objective below which a run counts as proven optimal
 #: (HiGHS runs with ``mip_rel_gap = 0``; this only absorbs floating-point noise).
 OPTIMALITY_TOLERANCE = 1e-6
@@ -111,7 +110,7 @@ def _build(instance: CLRPInstance) -> _Model:
 
     rows: list[tuple[list[int], list[float], float, float]] = []
 
-    def row(idx, val, lo=-_INF, hi=_INF):
+    def row(idx, val, lo=-INF, hi=INF):
         rows.append((list(map(int, idx)), list(map(float, val)), lo, hi))
 
     arc_in: list[list[int]] = [[] for _ in range(nd + nc)]
@@ -373,7 +372,7 @@ def _subsets(h, model: _Model, instance: CLRPInstance, incumbent, warm, remainin
             break
         fix(s)
         h.clearSolver()
-        h.setOptionValue("objective_bound", best_cost if math.isfinite(best_cost) else _INF)
+        h.setOptionValue("objective_bound", best_cost if math.isfinite(best_cost) else INF)
         if best is not None and set(best.open_depots) == set(s) and warm is not None:
             start_from(h, warm)
         status, obj, bound, col = _run(h, remaining())

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, Route
+from ..data.solution import route_length
 from .common import check_solution
 from .highs import INF, load_mip, new_highs, run_highs, start_from
 
@@ -46,13 +47,6 @@ class PoolRoute:
     route: Route
     length: float
     load: float
-
-
-def route_length(instance: CLRPInstance, route: Route) -> float:
-    """Length of ``route`` (depot, customers, back to the depot) in the instance's units."""
-    dist = instance.cost_matrix()
-    nodes = [route.depot, *(instance.num_depots + c for c in route.customers), route.depot]
-    return float(dist[nodes[:-1], nodes[1:]].sum())
 
 
 def route_pool(instance: CLRPInstance, solutions: Iterable[CLRPSolution]) -> list[PoolRoute]:
