@@ -271,7 +271,24 @@ TEXT_EDITS: tuple[TextEdit, ...] = (
     _env_parametrized("tests/test_training.py", "test_mdam"),
     _env_parametrized("tests/test_training.py", "test_pomo_reptile"),
     _env_parametrized("tests/test_training.py", "test_search_methods", "SearchMethod"),
-    _env_parametrized("tests/test_training.py", "test_polynet"),
+    TextEdit(  # PolyNet samples val_num_solutions x 8 augmentations per instance to validate
+        "tests/test_training.py",
+        "def test_polynet():\n"
+        "    env = TSPEnv(generator_params=dict(num_loc=20))\n"
+        "    model = PolyNet(\n"
+        "        env,\n"
+        "        k=10,\n",
+        "# CLRP validates and tests with 40 sampled solutions per instance instead of PolyNet's\n"
+        "# default 800 (the same code paths; 800 x 8 CLRP rollouts per instance take minutes on a\n"
+        "# CPU); TSP keeps the default\n"
+        '@pytest.mark.parametrize("env_name, val_num_solutions", [("tsp", 800), ("clrp", 40)])\n'
+        "def test_polynet(env_name, val_num_solutions):\n"
+        "    env = get_env(env_name, generator_params=dict(num_loc=20))\n"
+        "    model = PolyNet(\n"
+        "        env,\n"
+        "        k=10,\n"
+        "        val_num_solutions=val_num_solutions,\n",
+    ),
     # tests: Hydra entry point (train) and evaluation methods on TSP and CLRP
     TextEdit(
         "tests/test_tasks.py",
