@@ -135,6 +135,33 @@ def test_ablation_runs_every_variant_or_the_ones_named_into_its_own_file(tmp_pat
     assert (tmp_path / "clrp20_1s_ablation.csv").is_file()
 
 
+def test_generated_1000_customer_set_follows_the_size_rule_and_skips_x8(tmp_path):
+    import numpy as np
+
+    from benchmarks.hybrid.sets import load_set
+    from clrp_rl4co.envs.clrp import size_rule
+
+    fake = FakeSolvers()
+    sizes = []
+
+    def solve(method, instance, seconds, seed):
+        sizes.append((instance.num_customers, instance.num_depots))
+        return fake.solve(method, instance, seconds, seed)
+
+    argv = ["--set", "clrp1000", "--num", "2", "--seconds", "1", "--out", str(tmp_path)]
+    assert cli.main(argv, solve=solve, decode=fake.decode) == 0
+    assert fake.decoded == []  # no x8 of 1,000 customers
+    assert sizes == [(1000, size_rule(1000)["num_depots"])] * 4
+    assert [name for name, _ in fake.calls] == ["clrp1000-0"] * 2 + ["clrp1000-1"] * 2
+    md = (tmp_path / "clrp1000_1s.md").read_text()
+    assert "no x8 on this set" in md and "x8 (untimed)" not in md
+    assert not list(tmp_path.glob("*_x8_*.csv"))
+    # the same seeded draw every time, and a prefix of the whole set
+    first, again = load_set("clrp1000", 1).instances[0], load_set("clrp1000", 2).instances[0]
+    assert np.array_equal(first.customer_locs, again.customer_locs)
+    assert np.array_equal(first.demand, again.demand)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

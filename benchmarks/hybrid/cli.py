@@ -138,7 +138,7 @@ def main(
         decode = x8_decoder(policy, bench.instances, bench.data)
 
     x8_done = {i for i, _ in x8_file.done()}
-    todo = [i for i in range(need) if i not in x8_done]
+    todo = [i for i in range(need) if i not in x8_done] if bench.x8 else []
     if todo:
         print(f"x8 of {model} on {len(todo)} instances (untimed) -> {x8_file.path}", flush=True)
     for k in range(0, len(todo), X8_CHUNK):
@@ -205,7 +205,8 @@ def build_report(args, bench, timed: RowFile, x8_file: RowFile, methods) -> Repo
     )
     lines += [
         f"- model: {args.model}; seed {args.seed}; one torch thread, one instance at a time, "
-        "methods interleaved (order reversed on odd instances); x8 untimed, decoded in batches",
+        "methods interleaved (order reversed on odd instances); "
+        + ("x8 untimed, decoded in batches" if bench.x8 else "no x8 on this set"),
         f"- machine: {provenance.machine()}; {provenance.software()}",
         f"- commit: {provenance.commit_line()}",
         f"- command: `{provenance.command_line(prog=PROG, argv=_argv(args))}`",

@@ -1,5 +1,6 @@
 """The instance sets of the hybrid benchmark: the DRLHQ paper's test sets, the package presets'
-published test sets and the 30 Prins files, each with its default model and references."""
+published test sets, 1,000-customer instances of the generator's size rule and the 30 Prins
+files, each with its default model and references."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ from clrp_rl4co.data import CLRPInstance
 PRESETS = ("clrp20", "clrp50", "clrp100", "clrp200", "clrp300", "clrp400", "clrp500")
 #: The DRLHQ paper's test sets (1,000 instances each).
 PAPER_SETS = ("paper-clrp50", "paper-clrp100")
+#: Sets beyond the presets, drawn on the fly from the generator's size rule
+#: (:func:`clrp_rl4co.envs.clrp.size_rule`) with the published test sets' seed: name ->
+#: (customers, instances). No x8 beside them (8,000 rollouts of 1,000 customers per instance).
+GENERATED = {"clrp1000": (1000, 20)}
 #: Every ``--set`` value.
-SETS = (*PAPER_SETS, "prins", *PRESETS)
+SETS = (*PAPER_SETS, "prins", *PRESETS, *GENERATED)
 
 
 @dataclass
@@ -31,6 +36,7 @@ class BenchSet:
             None when their sizes differ (Prins).
         paper_preset: the paper's preset of a paper set (its figures are compared), else None.
         bks: best-known value by instance name (Prins, the current values), else empty.
+        x8: whether the benchmark decodes x8 beside the timed methods.
     """
 
     name: str
@@ -41,6 +47,7 @@ class BenchSet:
     data: TensorDict | None = None
     paper_preset: str | None = None
     bks: dict[str, float] = field(default_factory=dict)
+    x8: bool = True
 
 
 def default_model(set_name: str) -> str:
@@ -69,6 +76,8 @@ def set_size(set_name: str) -> int:
         from clrp_rl4co.data.prodhon import prins_files
 
         return len(prins_files())
+    if set_name in GENERATED:
+        return GENERATED[set_name][1]
     from experiments.published_sets import TEST_SET_SIZES
 
     return TEST_SET_SIZES[set_name.removeprefix("paper-")]
@@ -89,6 +98,15 @@ def load_set(set_name: str, count: int) -> BenchSet:
         names = [path.stem for path in files]
         return BenchSet(set_name, instances, names, total, default_model(set_name), bks=bks)
     preset = set_name.removeprefix("paper-")
+    if set_name in GENERATED:
+        from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+        from experiments.published_sets import TEST_SEED
+
+        generator = CLRPGenerator(num_loc=GENERATED[set_name][0])
+        data = generate_dataset(generator, total, TEST_SEED)[:count]
+        names = [f"{set_name}-{i}" for i in range(count)]
+        instances = tensordict_to_instances(data, names)
+        return BenchSet(set_name, instances, names, total, default_model(set_name), data, x8=False)
     if set_name in PAPER_SETS:
         from experiments.paper_sets import load_drlhq_test_set
 
