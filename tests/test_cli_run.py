@@ -91,6 +91,38 @@ def test_paper_like_sizes_far_from_any_model_get_the_generalist():
 def test_auto_method_is_exact_only_on_tiny_instances():
     assert auto_method(random_instance(12, seed=0)) == "exact"
     assert auto_method(random_instance(13, seed=0)) == "hybrid"
+    assert auto_method(random_instance(12, seed=0), seconds=1000.0) == "exact"
+
+
+@pytest.mark.parametrize(
+    "customers, seconds, method",
+    [
+        (400, 10.0, "pyvrp"),  # the measured band: 400-500 customers, at most 30 s
+        (500, 30.0, "pyvrp"),
+        (450, 20.0, "pyvrp"),
+        (500, 31.0, "hybrid"),  # a longer budget: the learned start may pay
+        (500, None, "hybrid"),  # budget unknown
+        (399, 10.0, "hybrid"),
+        (200, 10.0, "hybrid"),
+        (501, 10.0, "hybrid"),
+        (1000, 10.0, "hybrid"),  # PyVRP alone far behind the hybrid there
+    ],
+)
+def test_auto_method_runs_pyvrp_alone_where_the_hybrid_was_measured_behind(
+    customers, seconds, method
+):
+    rng = np.random.default_rng(0)
+    instance = CLRPInstance(
+        depot_locs=rng.random((5, 2)),
+        customer_locs=rng.random((customers, 2)),
+        depot_capacity=np.full(5, 20.0 * customers),  # feasible at any size
+        opening_cost=np.ones(5),
+        demand=np.full(customers, 10.0),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name=f"size{customers}",
+    )
+    assert auto_method(instance, seconds) == method
 
 
 def test_exact_under_auto_proves_a_tiny_instance():
