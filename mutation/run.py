@@ -119,9 +119,6 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/solvers/recombine.py": [
         "tests/test_solvers_recombine.py",
     ],
-    "clrp_rl4co/cli/run.py": [
-        "tests/test_cli_run.py",
-    ],
     "clrp_rl4co/solvers/highs.py": [
         "tests/test_solvers_exact.py",
         "tests/test_solvers_recombine.py",

@@ -94,6 +94,21 @@ def test_auto_method_is_exact_only_on_tiny_instances():
     assert auto_method(random_instance(12, seed=0), seconds=1000.0) == "exact"
 
 
+def _sized_instance(customers: int) -> CLRPInstance:
+    """A feasible instance of ``customers`` customers and 5 depots (any size)."""
+    rng = np.random.default_rng(0)
+    return CLRPInstance(
+        depot_locs=rng.random((5, 2)),
+        customer_locs=rng.random((customers, 2)),
+        depot_capacity=np.full(5, 20.0 * customers),
+        opening_cost=np.ones(5),
+        demand=np.full(customers, 10.0),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name=f"size{customers}",
+    )
+
+
 @pytest.mark.parametrize(
     "customers, seconds, method",
     [
@@ -111,18 +126,12 @@ def test_auto_method_is_exact_only_on_tiny_instances():
 def test_auto_method_runs_pyvrp_alone_where_the_hybrid_was_measured_behind(
     customers, seconds, method
 ):
-    rng = np.random.default_rng(0)
-    instance = CLRPInstance(
-        depot_locs=rng.random((5, 2)),
-        customer_locs=rng.random((customers, 2)),
-        depot_capacity=np.full(5, 20.0 * customers),  # feasible at any size
-        opening_cost=np.ones(5),
-        demand=np.full(customers, 10.0),
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-        name=f"size{customers}",
-    )
-    assert auto_method(instance, seconds) == method
+    assert auto_method(_sized_instance(customers), seconds) == method
+
+
+def test_auto_passes_the_budget_on_and_runs_pyvrp_alone_in_its_band():
+    outcome = solve_instance(_sized_instance(400), "auto", seconds=1.0)
+    assert outcome.method == "pyvrp" and outcome.model is None  # no policy decoded
 
 
 def test_exact_under_auto_proves_a_tiny_instance():
