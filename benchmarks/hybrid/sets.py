@@ -104,10 +104,7 @@ def load_set(set_name: str, count: int) -> BenchSet:
 
         generator = CLRPGenerator(num_loc=GENERATED[set_name][0])
         data = generate_dataset(generator, total, TEST_SEED)[:count]
-        names = [f"{set_name}-{i}" for i in range(count)]
-        instances = tensordict_to_instances(data, names)
-        return BenchSet(set_name, instances, names, total, default_model(set_name), data, x8=False)
-    if set_name in PAPER_SETS:
+    elif set_name in PAPER_SETS:
         from experiments.paper_sets import load_drlhq_test_set
 
         data = load_drlhq_test_set(preset)[:count]
@@ -118,4 +115,5 @@ def load_set(set_name: str, count: int) -> BenchSet:
     names = [f"{set_name}-{i}" for i in range(count)]
     instances = tensordict_to_instances(data, names)
     paper = preset if set_name in PAPER_SETS else None
-    return BenchSet(set_name, instances, names, total, default_model(set_name), data, paper)
+    x8 = set_name not in GENERATED
+    return BenchSet(set_name, instances, names, total, default_model(set_name), data, paper, x8=x8)
