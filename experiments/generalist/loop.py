@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from clrp_rl4co.models import build_model, load_policy
 from clrp_rl4co.policies import build_policy
 from clrp_rl4co.provenance import accelerator, command_line, commit_line, machine
 
+from ..background import StopFlag
 from . import settings
 from .report import CURVE, append_curve, read_curve, write_curve_png
 from .state import RunState, choose_resume, load_committed, load_local, save_committed, save_local
@@ -74,27 +74,6 @@ class TrainOptions:
     report_dir: Path = settings.REPORT_DIR
     validate_fn: Callable[[torch.nn.Module], dict[str, Any]] = validate
     command: str | None = None
-
-
-class _StopFlag:
-    """Set by SIGTERM / SIGINT; the loop stops after the step in progress."""
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> _StopFlag:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame) -> None:  # noqa: ARG002 (signal handler signature)
-        self.signal = signum
-        log.info("signal %d: stopping after the current step", signum)
-
-    def __exit__(self, *exc) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
 
 
 def _start_policy(options: TrainOptions) -> tuple[torch.nn.Module, RunState]:
@@ -213,7 +192,7 @@ def train(options: TrainOptions) -> RunState:
             ", ".join(f"{k}={v:.4g}" for k, v in record.items() if not k.startswith("gap_")),
         )
 
-    with _StopFlag() as stop:
+    with StopFlag() as stop:
         if state.last_validation is None:
             run_validation()
         last_saved = time.perf_counter()

@@ -1,0 +1,32 @@
+"""What every resumable background job of the harness shares: stopping cleanly on a signal."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class StopFlag:
+    """Set by SIGTERM / SIGINT while the ``with`` block runs; the job checks :attr:`signal`
+    between units of work and stops after the one in progress (the previous handlers come back
+    on exit)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopFlag:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:  # noqa: ARG002 (signal handler signature)
+        self.signal = signum
+        log.info("signal %d: stopping after the work in progress", signum)
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
