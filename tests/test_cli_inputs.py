@@ -1,12 +1,13 @@
 """Paths on the command line: files, folders and globs, each file once; unreadable files become
-error jobs naming the file."""
+error jobs naming the file; output names that no two jobs share."""
 
 from __future__ import annotations
 
 import pytest
 
 from clrp_rl4co.cli.args import parse_args
-from clrp_rl4co.cli.inputs import expand, read_jobs
+from clrp_rl4co.cli.inputs import collect_jobs, read_jobs
+from clrp_rl4co.data.files import find_instance_files as expand
 
 
 def test_folders_globs_and_files_each_once(benchmarks_root):
@@ -26,7 +27,7 @@ def test_paths_that_name_nothing_are_errors(tmp_path):
     files, errors = expand([str(tmp_path / "none.dat"), str(tmp_path / "x*.dat"),
                             str(tmp_path / "empty")])  # fmt: skip
     assert files == []
-    assert [e.error for e in errors] == [
+    assert [e for _, e in errors] == [
         f"{tmp_path / 'none.dat'}: no such file or folder",
         f"{tmp_path / 'x*.dat'}: no file matches",
         f"{tmp_path / 'empty'}: no instance files (*.dat, *.txt, *.json, *.npz) in this folder",
@@ -74,3 +75,23 @@ def test_evaluate_example_reads_instance_files_like_the_command(benchmarks_root,
         sys.argv = old
     table = capsys.readouterr().out
     assert "| greedy | 2 |" in table and "gap to BKS" in table
+
+
+def test_same_stem_inputs_get_distinct_output_names(benchmarks_root, tmp_path):
+    """r30.dat and r30.json, and two r30.dat in different folders, never share outputs."""
+    from clrp_rl4co.data import read_prodhon, write_json_instance
+
+    source = benchmarks_root / "prins" / "coord20-5-1.dat"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "r30.dat").write_bytes(source.read_bytes())
+    write_json_instance(read_prodhon(source), tmp_path / "a" / "r30.json")
+    (tmp_path / "a" / "other.dat").write_bytes(source.read_bytes())
+    jobs = collect_jobs([str(tmp_path / "a"), str(tmp_path / "b" / "r30.dat")])
+    stems = {job.source.relative_to(tmp_path).as_posix(): job.stem for job in jobs}
+    assert stems == {
+        "a/other.dat": "other",  # a stem of its own keeps it
+        "a/r30.dat": "a-r30.dat",
+        "a/r30.json": "r30.json",
+        "b/r30.dat": "b-r30.dat",
+    }

@@ -195,17 +195,17 @@ def test_workers_solve_in_parallel_with_the_same_outputs(inputs, tmp_path):
 
 
 def test_a_crash_in_one_run_is_one_error_line(inputs, tmp_path, monkeypatch, capsys):
-    from clrp_rl4co.cli import solve as solve_module
+    import clrp_rl4co.solving as solve_module
 
     folder, _, single = inputs
-    real = solve_module.solve_instance
+    real = solve_module.solve
 
     def flaky(instance, *args, **kwargs):
         if instance.num_customers == 8:
             raise IndexError("boom")
         return real(instance, *args, **kwargs)
 
-    monkeypatch.setattr(solve_module, "solve_instance", flaky)
+    monkeypatch.setattr(solve_module, "solve", flaky)
     out = tmp_path / "out"
     argv = ["solve", str(folder / "tiny.npz"), str(folder / "j15.json"), "--method", "pyvrp"]
     assert main([*argv, "--time", "0.3", "--out", str(out), "--quiet"]) == 1

@@ -6,8 +6,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Methods of ``clrp-rl4co solve --method``.
-METHODS = ("auto", "x8", "sgbs", "hybrid", "pyvrp", "exact")
+from ..solving import METHODS
 
 DESCRIPTION = """\
 Solve CLRP instance files and write each solution (JSON and Prodhon .sol), a summary.csv and

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..data import CLRPInstance, prins_bks
+from ..data.instance import CLRPInstance
+from ..solving import SolveResult
 from .inputs import Job
-from .run import Outcome
 
 #: Columns of ``summary.csv`` (and of the printed table, less ``error``).
 SUMMARY_COLUMNS = (
@@ -31,78 +29,25 @@ SUMMARY_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class BestKnown:
-    """Best-known objective values: a ``--bks`` CSV (columns ``file,bks``; ``file`` is a file
-    name, a stem or an instance label such as ``data.npz[3]``), then the package's Prins table
-    (column ``current``), used only when the file's sizes match the table's."""
-
-    table: dict[str, float]
-
-    @classmethod
-    def read(cls, path: Path | None) -> BestKnown:
-        """The values of ``path`` (None: the Prins table only).
-
-        Raises:
-            ValueError: the CSV lacks a column or holds a value that is not a positive number
-                (the message names the file, the line and the value).
-        """
-        table: dict[str, float] = {}
-        if path is None:
-            return cls(table)
-        with Path(path).open(newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in ("file", "bks") if c not in (reader.fieldnames or [])]
-            if missing:
-                raise ValueError(f"{path}: missing column(s) {missing} (need file,bks)")
-            for lineno, row in enumerate(reader, start=2):
-                try:
-                    value = float(row["bks"])
-                except (TypeError, ValueError):
-                    value = math.nan
-                if not (math.isfinite(value) and value > 0):
-                    raise ValueError(
-                        f"{path}:{lineno}: bks must be a positive number, got {row['bks']!r}"
-                    )
-                table[row["file"]] = value
-        return cls(table)
-
-    def lookup(self, job: Job) -> float | None:
-        for key in (job.label, job.source.name, job.stem):
-            if key in self.table:
-                return self.table[key]
-        entry = prins_bks().get(job.source.stem)
-        instance = job.instance
-        if (
-            entry is not None
-            and instance is not None
-            and job.source.suffix.lower() != ".npz"
-            and instance.num_customers == entry.num_customers
-            and instance.num_depots == entry.num_depots
-            and instance.rounded_costs
-        ):
-            return float(entry.current)
-        return None
-
-
-def solution_record(job: Job, outcome: Outcome, seed: int) -> dict:
+def solution_record(job: Job, result: SolveResult, seed: int) -> dict:
     """The JSON object of a solved instance (see ``docs/formats.md``)."""
     instance: CLRPInstance = job.instance
-    solution = outcome.solution
+    solution = result.solution
     cost = solution.cost(instance)
     record = {
         "instance": job.label,
         "objective": cost.total,
         **solution.to_dict(),
         "cost": {"opening": cost.opening, "vehicles": cost.vehicles, "routing": cost.routing},
-        "method": outcome.method,
-        "model": outcome.model,
-        "seconds": outcome.seconds,
+        "method": result.method,
+        "model": result.model,
+        "seconds": result.seconds,
         "seed": seed,
-        "status": outcome.status,
+        "status": result.status,
+        "interrupted": result.interrupted,
         "rounding": "ceil100" if instance.rounded_costs else "none",
     }
-    record.update({k: v for k, v in outcome.details.items() if v is not None})
+    record.update({k: v for k, v in result.details.items() if v is not None})
     return record
 
 
@@ -116,20 +61,35 @@ def _json_text(record: dict) -> str:
     return re.sub(r"\[[\d,\s]*\]", flat, text) + "\n"
 
 
-def write_solution(job: Job, outcome: Outcome, seed: int, out: Path, plot: bool) -> list[Path]:
+def write_solution(job: Job, result: SolveResult, seed: int, out: Path, plot: bool) -> list[Path]:
     """Write ``<stem>.json``, ``<stem>.sol`` (and ``<stem>.png``) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    record = solution_record(job, outcome, seed)
+    record = solution_record(job, result, seed)
     paths = [out / f"{job.stem}.json", out / f"{job.stem}.sol"]
     paths[0].write_text(_json_text(record))
-    outcome.solution.write_sol(paths[1], job.instance.num_customers)
+    result.solution.write_sol(paths[1], job.instance.num_customers)
     if plot:
-        paths.append(plot_solution(job, outcome, out / f"{job.stem}.png"))
+        paths.append(plot_solution(job, result, out / f"{job.stem}.png"))
     return paths
 
 
-def plot_solution(job: Job, outcome: Outcome, path: Path) -> Path:
-    """A PNG of the instance and its routes, titled with the cost parts."""
+def plot_title(label: str, result: SolveResult, instance: CLRPInstance) -> str:
+    """The PNG's title: the instance and method, then the cost parts (``docs/formats.md``)."""
+    cost = result.solution.cost(instance)
+    routes = result.solution.num_routes
+    depots = len(result.solution.open_depots)
+    return (
+        f"{label} ({result.method}{', interrupted' if result.interrupted else ''})\n"
+        f"cost {cost.total:.10g} = depots {cost.opening:.10g} + vehicles {cost.vehicles:.10g}"
+        f" + routing {cost.routing:.10g}\n{depots} open depots, {routes} routes"
+    )
+
+
+def plot_solution(job: Job, result: SolveResult, path: Path) -> Path:
+    """A PNG of the instance and its routes, titled with :func:`plot_title`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import torch
 
@@ -137,24 +97,18 @@ def plot_solution(job: Job, outcome: Outcome, path: Path) -> Path:
     from ..envs.clrp import render
 
     instance = job.instance
-    cost = outcome.solution.cost(instance)
     td = instances_to_tensordict([instance])
-    actions = torch.tensor([outcome.solution.to_actions(instance.num_depots)])
+    actions = torch.tensor([result.solution.to_actions(instance.num_depots)])
     fig, ax = plt.subplots(figsize=(7, 7))
-    costs = {
-        "total": cost.total,
-        "opening": cost.opening,
-        "vehicles": cost.vehicles,
-        "routing": cost.routing,
-    }
-    render(td, actions, ax=ax, title=f"{job.label} ({outcome.method})", costs=costs)
+    render(td, actions, ax=ax, title=plot_title(job.label, result, instance))
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
-def summary_row(job: Job, outcome: Outcome | None, bks: float | None, error: str | None) -> dict:
-    """One row of ``summary.csv``; the gap is ``100 (objective - bks) / bks``."""
+def summary_row(job: Job, result: SolveResult | None, bks: float | None, error: str | None) -> dict:
+    """One row of ``summary.csv``; the gap is ``100 (objective - bks) / bks``; the status of an
+    interrupted run is ``interrupted`` (its best solution so far is written)."""
     row = dict.fromkeys(SUMMARY_COLUMNS, "")
     row["instance"] = job.label
     if job.instance is not None:
@@ -162,20 +116,20 @@ def summary_row(job: Job, outcome: Outcome | None, bks: float | None, error: str
         row["depots"] = job.instance.num_depots
     if bks is not None:
         row["bks"] = bks
-    if outcome is not None:
+    if result is not None:
         row.update(
-            method=outcome.method,
-            model=outcome.model or "",
-            status=outcome.status,
-            seconds=round(outcome.seconds, 3),
+            method=result.method,
+            model=result.model or "",
+            status="interrupted" if result.interrupted else result.status,
+            seconds=round(result.seconds, 3),
         )
-        if outcome.solution is not None:
-            objective = outcome.solution.cost(job.instance).total
+        if result.solution is not None:
+            objective = result.solution.cost(job.instance).total
             row["objective"] = objective
             if bks is not None:
                 row["gap_pct"] = 100.0 * (objective - bks) / bks
     if error:
-        row["status"] = "failed"
+        row["status"] = "not run" if result is not None and result.status == "not run" else "failed"
         row["error"] = error
     return row
 

@@ -1,115 +1,136 @@
-"""``clrp-rl4co solve``: read every instance, solve each within ``--time``, write the outputs.
+"""``clrp-rl4co solve``: read every instance, solve each within ``--time`` with
+:func:`clrp_rl4co.solve_many`, write the outputs.
 
 A file that cannot be read, or an instance whose run fails, gets one error line on stderr and
 a ``failed`` row in ``summary.csv``; the others go on, and the exit status is 1 if any failed.
+Ctrl-C stops the runs within about a second: each running instance keeps its best solution so
+far (status ``interrupted``), the ones not started get a row saying so, ``summary.csv`` is
+written and the exit status is 130. Option errors (a bad ``--bks`` file, an unknown
+``--model``) exit with 2 before anything is solved.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
-from .args import SolveOptions, parse_args
-from .inputs import Job, expand, read_jobs
-from .outputs import BestKnown, summary_row, summary_table, write_solution, write_summary
-from .run import Outcome, solve_instance
+from .args import SolveOptions
 
 #: Instances at least this long (seconds) get a progress bar of their own (one worker only).
 LONG_INSTANCE_SECONDS = 5.0
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED_STATUS = 130
 
 
-def _worker_init() -> None:
-    import torch
+def check_model(model: str | None) -> str | None:
+    """Why ``--model`` is unusable (None: it names a shipped model or an existing file)."""
+    if model is None:
+        return None
+    from ..policies.pretrained import shipped_models
 
-    torch.set_num_threads(1)
-
-
-def _solve_job(args: tuple) -> tuple[Outcome | None, str | None]:
-    job, options, progress = args
-    try:
-        outcome = solve_instance(
-            job.instance,
-            options.method,
-            options.seconds,
-            seed=options.seed,
-            model=options.model,
-            progress=progress,
-        )
-    except Exception as exc:  # noqa: BLE001 (one instance failing must not stop the others)
-        text = str(exc).splitlines()[0] if str(exc) else ""
-        if not isinstance(exc, ValueError | OSError):
-            text = f"{type(exc).__name__}: {text}"
-        return None, f"{job.label}: {text}"
-    if outcome.solution is None:
-        note = outcome.details.get("note", "no solution found")
-        return outcome, f"{job.label}: {outcome.method}: {note} within {options.seconds:g} s"
-    return outcome, None
+    if model in shipped_models() or Path(model).exists() or Path(model).with_suffix(".pt").exists():
+        return None
+    return (
+        f"--model: {model!r} is neither a shipped model ({', '.join(shipped_models())}) "
+        "nor an existing file"
+    )
 
 
-def _run(jobs: list[Job], options: SolveOptions):
-    """Yield ``(job, outcome, error)`` for every readable job, in order."""
-    from tqdm.auto import tqdm
-
-    inner = not options.quiet and options.workers == 1 and options.seconds >= LONG_INSTANCE_SECONDS
-    tasks = [(job, options, inner) for job in jobs]
-    with tqdm(total=len(jobs), desc="instances", disable=options.quiet, unit="inst") as bar:
-        if options.workers == 1 or len(jobs) <= 1:
-            _worker_init()
-            for job, task in zip(jobs, tasks):
-                yield (job, *_solve_job(task))
-                bar.update(1)
-            return
-        context = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with ProcessPoolExecutor(
-            options.workers, mp_context=context, initializer=_worker_init
-        ) as pool:
-            for job, result in zip(jobs, pool.map(_solve_job, tasks)):
-                yield (job, *result)
-                bar.update(1)
+def _result_text(result, error: str | None) -> str:
+    if error is not None:
+        return f"failed: {error}"
+    if result.solution is None:
+        return f"{result.status} ({result.method})"
+    note = ", interrupted" if result.interrupted else ""
+    return f"{result.objective:.10g} ({result.method}, {result.seconds:.1f} s{note})"
 
 
 def solve_command(options: SolveOptions) -> int:
     """Run ``clrp-rl4co solve`` with parsed options; returns the exit status."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    from ..data.bks import BestKnown
+
     try:
         bks = BestKnown.read(options.bks)
     except (ValueError, OSError) as exc:
         print(f"error: --bks: {exc}", file=sys.stderr)
         return 2
-    files, bad = expand(options.paths)
-    jobs: list[Job] = list(bad)
-    for path in files:
-        jobs += read_jobs(path)
-    rows, failed = [], 0
-    readable = [job for job in jobs if job.error is None]
-    for job in jobs:
+    problem = check_model(options.model)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+
+    from .. import interrupt
+    from ..solving import solve_many
+    from .inputs import collect_jobs
+    from .outputs import summary_row, summary_table, write_solution, write_summary
+
+    jobs = collect_jobs(options.paths)
+    rows: list[dict | None] = [None] * len(jobs)
+    failed = 0
+    for k, job in enumerate(jobs):
         if job.error is not None:
             print(f"error: {job.error}", file=sys.stderr)
-            rows.append(summary_row(job, None, None, job.error))
+            rows[k] = summary_row(job, None, None, job.error)
             failed += 1
-    for job, outcome, error in _run(readable, options):
+    readable = [k for k, job in enumerate(jobs) if job.error is None]
+    from .progress import Progress
+
+    progress = Progress(len(readable), quiet=options.quiet)
+
+    def finished(index: int, result) -> None:
+        nonlocal failed
+        job = jobs[readable[index]]
+        error = result.error if result.status in ("failed", "not run") else None
+        if error is None and result.solution is None:
+            note = result.details.get("note", "no solution found")
+            error = f"{result.method}: {note} within {options.seconds:g} s"
         if error is None:
             try:
-                write_solution(job, outcome, options.seed, options.out, options.plot)
+                write_solution(job, result, options.seed, options.out, options.plot)
             except (ValueError, OSError) as exc:
-                error = f"{job.label}: writing the outputs: {exc}"
-        if error is not None:
-            print(f"error: {error}", file=sys.stderr)
+                error = f"writing the outputs: {exc}"
+        if error is not None and result.status != "not run":
+            print(f"error: {job.label}: {error}", file=sys.stderr)
             failed += 1
-        rows.append(summary_row(job, outcome, bks.lookup(job), error))
-    summary = write_summary(rows, options.out / "summary.csv")
-    if not options.quiet:
-        print(summary_table(rows))
+        rows[readable[index]] = summary_row(
+            job, result, bks.lookup(job.source, job.label, job.instance), error
+        )
+        progress.finished(job.label, _result_text(result, error))
+
+    inner = not options.quiet and options.workers == 1 and options.seconds >= LONG_INSTANCE_SECONDS
+    interrupt.clear()
+    with interrupt.catch_sigint():
+        if options.workers == 1:
+            import torch
+
+            torch.set_num_threads(1)
+        solve_many(
+            [jobs[k].instance for k in readable],
+            method=options.method,
+            seconds=options.seconds,
+            model=options.model,
+            seed=options.seed,
+            workers=options.workers,
+            on_result=finished,
+            progress=inner,
+        )
+    progress.close()
+    done = [row for row in rows if row is not None]
+    summary = write_summary(done, options.out / "summary.csv")
+    if interrupt.requested():
+        not_run = sum(1 for row in done if row["status"] == "not run")
         print(
-            f"\n{len(rows) - failed} solved, {failed} failed; outputs in {options.out}/ "
+            f"interrupted: {len(done) - not_run - failed} solved (running ones with their best "
+            f"so far), {not_run} not run; {summary}",
+            file=sys.stderr,
+        )
+        return INTERRUPTED_STATUS
+    if not options.quiet:
+        print(summary_table(done))
+        print(
+            f"\n{len(done) - failed} solved, {failed} failed; outputs in {options.out}/ "
             f"({summary.name})"
         )
     return 1 if failed else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``clrp-rl4co`` and ``python -m clrp_rl4co``; returns the exit status."""
-    options = parse_args(argv)
-    return solve_command(options)

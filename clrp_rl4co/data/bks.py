@@ -1,5 +1,7 @@
 """Best-known objective values of the 30 Prins instances (ceil(100 d) convention).
 
+:class:`BestKnown` adds a user's table (``file,bks`` CSV) in front of it.
+
 Two columns ship with the package (``prins_bks.csv``): ``drlhq`` (the values the DRLHQ paper
 compares with: older literature values) and ``current`` (the best known today). Gaps to both
 should be reported.
@@ -8,8 +10,14 @@ should be reported.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .instance import CLRPInstance
 
 
 @dataclass(frozen=True)
@@ -39,3 +47,60 @@ def prins_bks() -> dict[str, PrinsBKS]:
         )
         out[entry.file.rsplit(".", 1)[0]] = entry
     return out
+
+
+@dataclass(frozen=True)
+class BestKnown:
+    """Best-known objective values: a ``--bks`` CSV (columns ``file,bks``; ``file`` is a file
+    name, a stem or an instance label such as ``data.npz[3]``), then the package's Prins table
+    (column ``current``), used only when the file's sizes match the table's."""
+
+    table: dict[str, float]
+
+    @classmethod
+    def read(cls, path: Path | None) -> BestKnown:
+        """The values of ``path`` (None: the Prins table only).
+
+        Raises:
+            ValueError: the CSV lacks a column or holds a value that is not a positive number
+                (the message names the file, the line and the value).
+        """
+        table: dict[str, float] = {}
+        if path is None:
+            return cls(table)
+        with Path(path).open(newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in ("file", "bks") if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"{path}: missing column(s) {missing} (need file,bks)")
+            for lineno, row in enumerate(reader, start=2):
+                try:
+                    value = float(row["bks"])
+                except (TypeError, ValueError):
+                    value = math.nan
+                if not (math.isfinite(value) and value > 0):
+                    raise ValueError(
+                        f"{path}:{lineno}: bks must be a positive number, got {row['bks']!r}"
+                    )
+                table[row["file"]] = value
+        return cls(table)
+
+    def lookup(self, source: Path, label: str, instance: CLRPInstance | None) -> float | None:
+        """The best-known value of ``instance`` read from ``source`` (shown as ``label``):
+        the CSV's by label, file name or stem, else the Prins table's ``current`` value for a
+        file of the same stem, sizes and cost convention (ceil(100 d); never for a dataset
+        row), else None."""
+        for key in (label, source.name, source.stem):
+            if key in self.table:
+                return self.table[key]
+        entry = prins_bks().get(source.stem)
+        if (
+            entry is not None
+            and instance is not None
+            and source.suffix.lower() != ".npz"
+            and instance.num_customers == entry.num_customers
+            and instance.num_depots == entry.num_depots
+            and instance.rounded_costs
+        ):
+            return float(entry.current)
+        return None

@@ -176,10 +176,12 @@ def _run_policy(method: Method, data: EvalData, todo: list[int], env, policy, ca
         bar(len(chunk))
 
 
-def _run_solver(method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar):
+def _run_solver(
+    method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar, executor=None
+):
     from ..solvers import solve
 
-    step = max(1, num_procs)
+    step = max(1, num_procs) if executor is None else len(todo)
     for k in range(0, len(todo), step):
         chunk = todo[k : k + step]
         results = solve(
@@ -187,6 +189,7 @@ def _run_solver(method: Method, data: EvalData, todo: list[int], num_procs: int,
             solver=method.kind,
             max_runtime=method.seconds,
             num_procs=num_procs,
+            executor=executor,
         )
         rows = []
         for index, res in zip(chunk, results):
@@ -234,7 +237,9 @@ def _refine_job(job: tuple) -> tuple[list[int], float]:
     return solution.to_actions(instance.num_depots), time.perf_counter() - start
 
 
-def _run_refine(method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar):
+def _run_refine(
+    method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar, executor=None
+):
     from ..solvers.api import _map
 
     base = cache.load(method.base.key)
@@ -244,7 +249,7 @@ def _run_refine(method: Method, data: EvalData, todo: list[int], num_procs: int,
             f"{method.key}: its base {method.base.key!r} has no result for instances {missing[:5]}"
             "... run it first"
         )
-    step = max(1, num_procs)
+    step = max(1, num_procs) if executor is None else len(todo)
     for k in range(0, len(todo), step):
         chunk = todo[k : k + step]
         jobs = []
@@ -252,7 +257,7 @@ def _run_refine(method: Method, data: EvalData, todo: list[int], num_procs: int,
             start = base[i]
             budget = method.seconds - start.seconds
             jobs.append((data.instances[i], start.actions, budget if start.valid else 0.0, 0))
-        outputs = _map(_refine_job, jobs, num_procs, False, "refine")
+        outputs = _map(_refine_job, jobs, num_procs, False, "refine", executor)
         rows = []
         for i, (actions, seconds) in zip(chunk, outputs):
             row = validated(method.key, i, data, actions, base[i].seconds + seconds)
@@ -270,6 +275,7 @@ def run_method(
     policy_loader: Callable[[str], torch.nn.Module] | None = None,
     num_procs: int = 1,
     progress: bool = True,
+    executor=None,
 ) -> list[InstanceResult]:
     """Run ``method`` on the instances it has no cached result for; returns all its results.
 
@@ -281,6 +287,9 @@ def run_method(
         policy_loader: ``name -> policy`` (default :func:`clrp_rl4co.policies.load_policy`).
         num_procs: worker processes of the classical solvers and of refinement.
         progress: show a tqdm progress bar.
+        executor: a ``concurrent.futures.Executor`` for the classical solvers and refinement
+            instead of ``num_procs`` local processes (e.g. a Dask cluster's
+            ``client.get_executor()``; the whole remaining set is submitted at once).
     """
     count = len(data) if method.limit is None else min(method.limit, len(data))
     done = cache.load(method.key)
@@ -298,8 +307,8 @@ def run_method(
                 policy = (policy_loader or load_policy)(method.model).eval()
                 _run_policy(method, data, todo, env or CLRPEnv(), policy, cache, step)
             elif method.kind == "refine":
-                _run_refine(method, data, todo, num_procs, cache, step)
+                _run_refine(method, data, todo, num_procs, cache, step, executor)
             else:
-                _run_solver(method, data, todo, num_procs, cache, step)
+                _run_solver(method, data, todo, num_procs, cache, step, executor)
         done = cache.load(method.key)
     return [done[i] for i in range(count) if i in done]

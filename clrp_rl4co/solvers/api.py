@@ -15,11 +15,9 @@ Example::
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor
 
 import numpy as np
 
@@ -49,36 +47,34 @@ def _refine_one(args: tuple) -> CLRPSolution:
     return refine_solution(instance, solution, max_runtime, mode, seed, max_iterations)
 
 
-def _pool_context():
-    # fork is cheapest and needs no __main__ guard; the workers use numpy/PyVRP/HiGHS only.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    return mp.get_context(method)
+def _map(
+    fn,
+    jobs: list[tuple],
+    num_procs: int,
+    progress: bool,
+    desc: str,
+    executor: Executor | None = None,
+) -> list:
+    """``[fn(job) for job in jobs]`` on ``executor``, else over ``num_procs`` processes
+    (:class:`~clrp_rl4co.parallel.ProcessPool`), in input order; a failure is re-raised."""
+    from ..parallel import ProcessPool, map_ordered
 
-
-def _map(fn, jobs: list[tuple], num_procs: int, progress: bool, desc: str) -> list:
-    """``[fn(job) for job in jobs]``, over ``num_procs`` processes, in input order."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(jobs), desc=desc)
-    out: list = [None] * len(jobs)
     num_procs = max(1, min(int(num_procs), len(jobs), os.cpu_count() or 1))
-    if num_procs == 1:
-        for k, job in enumerate(jobs):
-            out[k] = fn(job)
-            if bar is not None:
-                bar.update(1)
-    else:
-        with ProcessPoolExecutor(num_procs, mp_context=_pool_context()) as pool:
-            futures = {pool.submit(fn, job): k for k, job in enumerate(jobs)}
-            for fut in as_completed(futures):
-                out[futures[fut]] = fut.result()
-                if bar is not None:
-                    bar.update(1)
-    if bar is not None:
-        bar.close()
-    return out
+    pool = ProcessPool(num_procs) if num_procs > 1 and executor is None else None
+    try:
+        tick = None if bar is None else lambda k, f: bar.update(1)
+        futures = map_ordered(fn, jobs, executor or pool, tick)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if bar is not None:
+            bar.close()
+    return [f.result() for f in futures]
 
 
 def solve(
@@ -89,6 +85,7 @@ def solve(
     seed: int = 0,
     max_iterations: int | None = None,
     progress: bool = False,
+    executor: Executor | None = None,
     **kw,
 ) -> list[SolverResult]:
     """Solve every instance; results in input order.
@@ -102,6 +99,8 @@ def solve(
         seed: random seed (PyVRP; the exact solver's warm start).
         max_iterations: PyVRP iteration limit (ignored by the exact solver).
         progress: show a tqdm progress bar.
+        executor: any ``concurrent.futures.Executor`` to run on instead of ``num_procs``
+            local processes (e.g. a Dask cluster's ``client.get_executor()``).
         **kw: passed to :func:`.pyvrp_solver.solve_pyvrp` or :func:`.exact.solve_exact`
             (e.g. ``threads``, ``strategy``, ``depot_search``).
 
@@ -117,7 +116,7 @@ def solve(
     for inst in instances:
         check_instance(inst)
     jobs = [(inst, solver, max_runtime, seed, max_iterations, kw) for inst in instances]
-    return _map(_solve_one, jobs, num_procs, progress, f"{solver}")
+    return _map(_solve_one, jobs, num_procs, progress, f"{solver}", executor)
 
 
 def _pad(sequences: list[list[int]]):

@@ -26,6 +26,7 @@ import pyvrp
 from pyvrp.exceptions import PenaltyBoundWarning
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
 
+from .. import interrupt
 from ..data import CLRPInstance, CLRPSolution
 from .common import SolverResult, check_instance, check_solution, make_result
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
@@ -49,15 +50,23 @@ RANKING_SHARE = 0.1
 POLISH_SHARE = 0.1
 
 
+class _StopRequested:
+    """PyVRP stopping criterion: a stop was requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C);
+    PyVRP then returns its best solution so far."""
+
+    def __call__(self, best_cost: float) -> bool:  # noqa: ARG002 (PyVRP's signature)
+        return interrupt.requested()
+
+
 def _stop(max_runtime: float | None, max_iterations: int | None) -> StoppingCriterion:
-    crits: list[StoppingCriterion] = []
+    crits: list[StoppingCriterion] = [_StopRequested()]
     if max_iterations is not None:
         crits.append(MaxIterations(max(int(max_iterations), 0)))
     if max_runtime is not None:
         crits.append(MaxRuntime(max(float(max_runtime), 0.0)))
-    if not crits:
+    if len(crits) == 1:
         raise ValueError("give max_runtime or max_iterations")
-    return crits[0] if len(crits) == 1 else MultipleCriteria(crits)
+    return MultipleCriteria(crits)
 
 
 def run_pyvrp(

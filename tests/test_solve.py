@@ -1,5 +1,6 @@
-"""What ``auto`` picks: exact on tiny instances, the paper's model only on instances like its
-training data, the generalist elsewhere."""
+"""The library's ``solve`` / ``solve_many``: what ``auto`` picks (exact on tiny instances, the
+paper's model only on instances like its training data, the generalist elsewhere), the inputs it
+takes, and many instances over executors."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import numpy as np
 import pytest
 from instances import random_instance
 
-from clrp_rl4co.cli.run import (
+from clrp_rl4co.data import CLRPInstance, tensordict_to_instances
+from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+from clrp_rl4co.solving import (
     auto_method,
     auto_model,
     generalist_model,
     looks_like_paper,
-    solve_instance,
+    solve,
 )
-from clrp_rl4co.data import CLRPInstance, tensordict_to_instances
-from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 
 
 def paper_instance(num_customers: int) -> CLRPInstance:
@@ -130,19 +131,19 @@ def test_auto_method_runs_pyvrp_alone_where_the_hybrid_was_measured_behind(
 
 
 def test_auto_passes_the_budget_on_and_runs_pyvrp_alone_in_its_band():
-    outcome = solve_instance(_sized_instance(400), "auto", seconds=1.0)
+    outcome = solve(_sized_instance(400), "auto", seconds=1.0)
     assert outcome.method == "pyvrp" and outcome.model is None  # no policy decoded
 
 
 def test_exact_under_auto_proves_a_tiny_instance():
-    outcome = solve_instance(random_instance(6, seed=1, num_depots=2), "auto", seconds=5.0)
+    outcome = solve(random_instance(6, seed=1, num_depots=2), "auto", seconds=5.0)
     assert outcome.method == "exact" and outcome.status == "optimal"
     assert outcome.model is None
 
 
 def test_x8_alone_is_the_policy_decode():
     instance = random_instance(15, seed=2)
-    outcome = solve_instance(instance, "x8", seconds=5.0, model="drlhq_clrp20")
+    outcome = solve(instance, "x8", seconds=5.0, model="drlhq_clrp20")
     assert outcome.method == "x8" and outcome.model == "drlhq_clrp20"
     assert outcome.details["decode"] == "x8"
     outcome.solution.check(instance)

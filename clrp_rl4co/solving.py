@@ -1,0 +1,399 @@
+"""Solve CLRP instances within a time budget: :func:`solve` for one, :func:`solve_many` for many
+over any ``concurrent.futures.Executor``; what ``method="auto"`` picks lives here too.
+
+Example::
+
+    from clrp_rl4co import solve
+
+    result = solve("coord20-5-1.dat", seconds=2)  # a Prodhon file, a JSON file or a CLRPInstance
+    print(result.objective, result.method, result.status)
+
+The budget is ``seconds`` of wall time per instance, everything included (reading the model,
+decoding, solving); it has this one name in every public signature of the package (the unit in
+the name; PyVRP's own ``max_runtime`` appears only where PyVRP is called).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import interrupt
+
+if TYPE_CHECKING:  # imported where used: ``import clrp_rl4co`` stays light (no torch)
+    from .data.instance import CLRPInstance
+    from .data.solution import CLRPSolution
+
+logger = logging.getLogger(__name__)
+
+#: The methods of :func:`solve`.
+METHODS = ("auto", "x8", "sgbs", "hybrid", "pyvrp", "exact")
+#: Methods that decode a policy.
+POLICY_METHODS = ("x8", "sgbs", "hybrid")
+#: Largest instance on which ``auto`` tries the exact MIP (its monolithic model proves
+#: optimality of such instances within seconds).
+EXACT_MAX_CUSTOMERS = 12
+#: Customers (both ends included) and largest budget (seconds) at which ``auto`` runs PyVRP
+#: alone instead of the hybrid. Measured with the hybrid benchmark on the size rule's instances
+#: (the generalist's starts, one thread): at 400 and 500 customers and 10 or 30 s the hybrid's
+#: mean was above PyVRP alone's in every paired run (by 0.1-0.9%): its learned starts, 17-22%
+#: above PyVRP's result, cost more time than they buy; at 200 customers (10 s) and at 1,000
+#: (10 s: PyVRP alone 63% higher) the hybrid is better.
+PYVRP_CUSTOMERS = (400, 500)
+PYVRP_MAX_SECONDS = 30.0
+#: The generalist models, preferred first: ``auto``'s choice outside the paper's distribution
+#: is the first of them that is shipped.
+GENERALIST_MODELS = ("drlhqcf_mixed", "drlhqcf_mixed50_cpu")
+#: The paper's models by training size (customers).
+PAPER_MODELS = {10: "drlhq_clrp10", 20: "drlhq_clrp20", 50: "drlhq_clrp50", 100: "drlhq_clrp100"}
+
+
+@dataclass
+class SolveResult:
+    """What one run produced.
+
+    Attributes:
+        solution: the best valid solution (None when none was found or the run failed).
+        objective: its cost in the instance's units (None without a solution).
+        method: the method that ran (``auto`` resolved).
+        model: the policy's name (None for the classical methods).
+        seconds: wall time of the run.
+        status: ``optimal`` (exact, proven), ``feasible``, ``no solution``, ``failed`` (the
+            run raised or its process died) or ``not run`` (stopped before it started).
+        details: method-specific numbers (``start_objective``, ``decode``, ``bound``, ``note``).
+        interrupted: the run was stopped early (Ctrl-C); ``solution`` is the best found so far.
+        error: why the run failed (``status == "failed"``).
+    """
+
+    solution: CLRPSolution | None
+    objective: float | None
+    method: str
+    model: str | None
+    seconds: float
+    status: str
+    details: dict = field(default_factory=dict)
+    interrupted: bool = False
+    error: str | None = None
+
+
+def looks_like_paper(instance: CLRPInstance) -> bool:
+    """Whether ``instance`` could come from the paper's generator: coordinates in the unit
+    square, real (unrounded) arc costs, integer demands 10..19, vehicle capacity 70, vehicle
+    cost 1, and the number of depots, capacities and opening costs of the size rule
+    (:func:`clrp_rl4co.envs.clrp.size_rule`) at its number of customers."""
+    import numpy as np
+
+    from .envs.clrp.generator import size_rule
+
+    rule = size_rule(instance.num_customers)
+    locs = instance.locs
+    demand = instance.demand
+    cap_low, cap_high = rule["depot_capacity"]
+    open_low, open_high = rule["opening_cost"]
+    return bool(
+        not instance.rounded_costs
+        and locs.min() >= 0.0
+        and locs.max() <= 1.0
+        and np.all(demand == np.round(demand))
+        and demand.min() >= 10
+        and demand.max() <= 19
+        and instance.vehicle_capacity == 70
+        and instance.vehicle_fixed_cost == 1
+        and instance.num_depots == rule["num_depots"]
+        and instance.depot_capacity.min() >= cap_low
+        and instance.depot_capacity.max() <= cap_high
+        and instance.opening_cost.min() >= open_low
+        and instance.opening_cost.max() <= open_high
+    )
+
+
+def generalist_model() -> str:
+    """The first shipped model of :data:`GENERALIST_MODELS`."""
+    from .policies.pretrained import shipped_models
+
+    shipped = set(shipped_models())
+    for name in GENERALIST_MODELS:
+        if name in shipped:
+            return name
+    raise FileNotFoundError(f"none of the generalist models {list(GENERALIST_MODELS)} is shipped")
+
+
+def auto_model(instance: CLRPInstance) -> str:
+    """The model ``auto`` decodes with: the paper's model of the nearest training size (in
+    ratio, within a factor 2) on instances like its training data, else the generalist."""
+    if looks_like_paper(instance):
+        size = min(PAPER_MODELS, key=lambda s: abs(math.log(instance.num_customers / s)))
+        if 0.5 <= instance.num_customers / size <= 2.0:
+            return PAPER_MODELS[size]
+    return generalist_model()
+
+
+def auto_method(instance: CLRPInstance, seconds: float | None = None) -> str:
+    """The method ``auto`` runs on ``instance`` within ``seconds`` (None: budget unknown).
+
+    ``exact`` where a proof is in reach (at most :data:`EXACT_MAX_CUSTOMERS` customers);
+    ``pyvrp`` on :data:`PYVRP_CUSTOMERS` customers within :data:`PYVRP_MAX_SECONDS`; else
+    ``hybrid``.
+    """
+    customers = instance.num_customers
+    if customers <= EXACT_MAX_CUSTOMERS:
+        return "exact"
+    low, high = PYVRP_CUSTOMERS
+    if low <= customers <= high and seconds is not None and seconds <= PYVRP_MAX_SECONDS:
+        return "pyvrp"
+    return "hybrid"
+
+
+def resolve(instance: CLRPInstance, method: str, seconds: float, model: str | None):
+    """``(method, model)`` that :func:`solve` runs: ``auto`` resolved, and the policy's name
+    for the methods that decode one (None otherwise).
+
+    Raises:
+        ValueError: ``method`` is unknown.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: must be one of {list(METHODS)}, got {method!r}")
+    if method == "auto":
+        method = auto_method(instance, seconds)
+    if method in POLICY_METHODS:
+        return method, model or auto_model(instance)
+    return method, None
+
+
+_POLICIES: dict[str, object] = {}
+
+
+def load_model(name: str):
+    """The policy ``name`` (a shipped model or a path), loaded once per process, on CPU, in
+    eval mode.
+
+    Raises:
+        ValueError / FileNotFoundError: unknown model name or unreadable file.
+    """
+    if name not in _POLICIES:
+        from .policies import load_policy
+
+        _POLICIES[name] = load_policy(name).eval()
+    return _POLICIES[name]
+
+
+def _as_instance(instance: CLRPInstance | str | Path) -> CLRPInstance:
+    from .data.instance import CLRPInstance
+
+    if isinstance(instance, CLRPInstance):
+        return instance
+    if isinstance(instance, str | Path):
+        from .data.files import read_instance
+
+        return read_instance(instance)
+    raise TypeError(
+        f"instance: expected a CLRPInstance or a file path, got {type(instance).__name__}"
+    )
+
+
+def _check_budget(seconds: float) -> float:
+    seconds = float(seconds)
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise ValueError(f"seconds: must be a positive number of seconds, got {seconds!r}")
+    return seconds
+
+
+def solve(
+    instance: CLRPInstance | str | Path,
+    method: str = "auto",
+    seconds: float = 10.0,
+    model: str | None = None,
+    seed: int = 0,
+    progress: bool = False,
+) -> SolveResult:
+    """Solve one instance within ``seconds`` of wall time (model loading included).
+
+    Args:
+        instance: a :class:`~clrp_rl4co.data.CLRPInstance` or the path of an instance file
+            (Prodhon, ``.json``, or a one-instance ``.npz``; see ``docs/formats.md``).
+        method: one of :data:`METHODS`; ``auto`` is :func:`auto_method`.
+        seconds: the wall-time budget.
+        seed: the random seed.
+        model: the policy of ``x8`` / ``sgbs`` / ``hybrid`` (a shipped model's name or a
+            checkpoint path; default :func:`auto_model`).
+        progress: a progress bar within the instance (hybrid).
+
+    Raises:
+        ValueError: a bad file, method, model or budget (the message names it); an instance
+            that is obviously infeasible.
+    """
+    from .solvers.hybrid import solver_budget
+
+    begin = time.perf_counter()
+    seconds = _check_budget(seconds)
+    instance = _as_instance(instance)
+    method, name = resolve(instance, method, seconds, model)
+    policy = load_model(name) if name is not None else None
+    left = max(seconds - (time.perf_counter() - begin), 1e-3)
+
+    def result(solution, status, details=None) -> SolveResult:
+        objective = None if solution is None else solution.cost(instance).total
+        elapsed = time.perf_counter() - begin
+        stopped = interrupt.requested()
+        return SolveResult(
+            solution, objective, method, name, elapsed, status, details or {}, stopped
+        )
+
+    if method == "exact":
+        from .solvers import solve_exact
+
+        res = solve_exact(instance, max_runtime=solver_budget(left), seed=seed)
+        return result(res.solution, res.status, {} if res.bound is None else {"bound": res.bound})
+    if method == "pyvrp":
+        from .solvers import solve_pyvrp
+
+        res = solve_pyvrp(instance, max_runtime=solver_budget(left), seed=seed)
+        return result(res.solution, res.status)
+    if method == "hybrid":
+        from .solvers.hybrid import solve_hybrid
+
+        res = solve_hybrid(instance, policy, left, seed=seed, progress=progress)
+        details = {"decode": res.decode, "start_objective": res.start_objective}
+        return result(res.solution, res.status, details)
+    from .solvers.hybrid import learned_starts
+
+    found = learned_starts(instance, policy, left, seed, count=1, sgbs=method == "sgbs")
+    solution = found.solutions[0] if found.solutions else None
+    details = {"decode": found.decode}
+    if method == "sgbs" and "sgbs" not in found.decode:
+        details["note"] = "SGBS does not fit in the budget; best of the x8 starts that fit"
+    if solution is None:
+        details["note"] = "not even one greedy rollout fits in the budget"
+    return result(solution, "feasible" if solution is not None else "no solution", details)
+
+
+def _solve_task(args: tuple) -> SolveResult:
+    """One instance in a worker (one torch thread)."""
+    instance, method, seconds, model, seed = args
+    import torch
+
+    torch.set_num_threads(1)
+    return solve(instance, method, seconds, model, seed)
+
+
+def _solve_here(args: tuple, progress: bool = False) -> SolveResult:
+    instance, method, seconds, model, seed = args
+    return solve(instance, method, seconds, model, seed, progress=progress)
+
+
+def _preload(tasks: list[tuple]) -> list[tuple]:
+    """Read file paths and load the policies the tasks need, in this process, so that forked
+    workers share them; a file or model that fails is left for its task to report."""
+    out = []
+    for instance, method, seconds, model, seed in tasks:
+        try:
+            instance = _as_instance(instance)
+            name = resolve(instance, method, seconds, model)[1]
+            if name is not None:
+                load_model(name)
+        except Exception:  # noqa: BLE001 (the task itself reports the error)
+            pass
+        out.append((instance, method, seconds, model, seed))
+    return out
+
+
+def failed(error: str, method: str = "", model: str | None = None) -> SolveResult:
+    """The result of a run that raised or whose process died."""
+    return SolveResult(None, None, method, model, 0.0, "failed", error=error)
+
+
+def not_run(reason: str, method: str = "", model: str | None = None) -> SolveResult:
+    """The result of an instance that was never started (a stop was requested first)."""
+    return SolveResult(None, None, method, model, 0.0, "not run", error=reason)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if not isinstance(exc, ValueError | OSError):
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text
+
+
+def solve_many(
+    instances: Sequence[CLRPInstance | str | Path],
+    method: str = "auto",
+    seconds: float = 10.0,
+    model: str | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    executor: Executor | None = None,
+    on_result: Callable[[int, SolveResult], object] | None = None,
+    progress: bool = False,
+) -> list[SolveResult]:
+    """Solve every instance within ``seconds`` each; results in input order.
+
+    A run that raises, or whose worker process dies, gives a ``failed`` result with its
+    ``error``; the other instances go on.
+
+    Args:
+        instances: instances or instance file paths (one instance each).
+        method, seconds, model, seed: as in :func:`solve`, for every instance.
+        workers: instances solved at once when no ``executor`` is given: 1 runs them one
+            after another in this process; more uses a :class:`~clrp_rl4co.parallel.ProcessPool`
+            (one process per instance, one torch thread each).
+        executor: any ``concurrent.futures.Executor`` (e.g. a Dask cluster's
+            ``distributed.Client(...).get_executor()``); instances and results travel by pickle.
+        on_result: called as ``on_result(index, result)`` as each instance finishes.
+        progress: a progress bar within each instance (hybrid; only when run in this process).
+
+    Raises:
+        ValueError: ``method`` unknown or ``seconds`` not positive (before any solving).
+    """
+    from .parallel import ProcessPool, map_ordered
+
+    if method not in METHODS:
+        raise ValueError(f"method: must be one of {list(METHODS)}, got {method!r}")
+    seconds = _check_budget(seconds)
+    tasks = [(inst, method, seconds, model, seed) for inst in instances]
+    pool = None
+    if executor is None and workers > 1:
+        pool = executor = ProcessPool(workers)
+        if pool.forks:
+            tasks = _preload(tasks)
+    results: list[SolveResult | None] = [None] * len(tasks)
+
+    def done(index: int, future) -> None:
+        if future.cancelled():
+            res = not_run("interrupted before it started", method, model)
+        else:
+            try:
+                res = future.result()
+            except BaseException as exc:  # noqa: BLE001 (a failed instance; the others go on)
+                res = failed(_error_text(exc), method, model)
+        results[index] = res
+        if on_result is not None:
+            on_result(index, res)
+
+    try:
+        if executor is None:
+            fn = partial(_solve_here, progress=progress)
+            map_ordered(fn, tasks, None, done, stop=interrupt.requested)
+        else:
+            map_ordered(_solve_task, tasks, executor, done, stop=interrupt.requested)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return [r if r is not None else not_run("not run", method, model) for r in results]
+
+
+__all__ = [
+    "METHODS",
+    "SolveResult",
+    "auto_method",
+    "auto_model",
+    "load_model",
+    "solve",
+    "solve_many",
+]
