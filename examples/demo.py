@@ -1,24 +1,32 @@
 """The main job: solve generated CLRP20 instances and one Prins instance with a shipped DRLHQ
 model (the Prins solution then refined by PyVRP local search), print the objective table and
-write a picture of the solutions.
+write a picture of the solutions; write instance 0 as ``demo_instance.json`` for the command
+(``clrp-rl4co solve demo_instance.json``).
 
     python examples/demo.py --num-instances 64 --seed 1234 --out demo_solution.png
 
-The Prins instance is read from ``$CLRP_BENCHMARKS_DIR/prins`` (skipped with a note when the
-variable is unset).
+The Prins instance is read from ``$CLRP_BENCHMARKS_DIR/prins``; when it is not there the demo
+says so in a banner (what was skipped, where the public files are, which variable to set).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import torch
 from matplotlib.figure import Figure
 
 from clrp_rl4co import CLRPEnv
-from clrp_rl4co.data import instances_to_tensordict, prins_bks, read_prodhon
+from clrp_rl4co.data import (
+    instances_to_tensordict,
+    prins_bks,
+    read_prodhon,
+    tensordict_to_instances,
+    write_json_instance,
+)
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.heuristics import nearest_neighbor_rollout
 from clrp_rl4co.models import decode_batch, load_policy
@@ -60,6 +68,7 @@ def main() -> None:
     parser.add_argument("--prins", default="coord50-5-1", help="Prins instance (file stem)")
     parser.add_argument("--refine-seconds", type=float, default=2.0)
     parser.add_argument("--out", default="demo_solution.png")
+    parser.add_argument("--instance-out", default="demo_instance.json")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
 
@@ -114,9 +123,27 @@ def main() -> None:
     else:
         axes[1].axis("off")
         axes[1].text(0.5, 0.5, "set CLRP_BENCHMARKS_DIR for a Prins instance", ha="center")
-        print(f"\n{path} not found (set CLRP_BENCHMARKS_DIR): Prins instance skipped")
+        print(skipped_banner(path), file=sys.stderr)
     fig.savefig(args.out, dpi=110, bbox_inches="tight")
     print(f"\npicture written to {args.out}")
+    (instance,) = tensordict_to_instances(td[:1], names=[f"{args.preset}-seed{args.seed}-0"])
+    write_json_instance(instance, args.instance_out)
+    print(
+        f"instance 0 written to {args.instance_out}; solve it with the command:\n"
+        f"  .venv/bin/clrp-rl4co solve {args.instance_out} --time 5 --out solutions"
+    )
+
+
+def skipped_banner(path: str) -> str:
+    """What the demo skipped without the Prins files, and how to get them."""
+    rule = "!" * 78
+    return (
+        f"\n{rule}\nSKIPPED: the Prins instance part of the demo ({path} not found).\n"
+        "The 30 Prins et al. instances are public: alberto-santini/lrp-instances (prins/)\n"
+        "or inria-UFF/location-routing (data/LRP/SetP/) on GitHub. Put them in a folder\n"
+        "DIR/prins/ and run: CLRP_BENCHMARKS_DIR=DIR make demo\n"
+        f"{rule}"
+    )
 
 
 if __name__ == "__main__":

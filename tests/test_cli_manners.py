@@ -1,0 +1,153 @@
+"""How ``clrp-rl4co solve`` behaves around the solving: option errors before any work, Ctrl-C,
+output names, titles and progress lines."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clrp_rl4co.cli import main
+from clrp_rl4co.cli.outputs import plot_title
+from clrp_rl4co.data import CLRPSolution, Route, read_prodhon, write_json_instance
+from clrp_rl4co.solving import SolveResult
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _summary(out: Path) -> list[dict]:
+    with (out / "summary.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_an_unknown_model_is_an_option_error_before_any_solving(benchmarks_root, tmp_path, capsys):
+    path = benchmarks_root / "prins" / "coord20-5-1.dat"
+    out = tmp_path / "out"
+    status = main(["solve", str(path), "--model", "no_such_model", "--out", str(out)])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "--model: 'no_such_model' is neither a shipped model" in err
+    assert "drlhq_clrp50" in err  # the shipped models are listed
+    assert not out.exists()  # nothing solved, nothing written
+
+
+def test_an_unreadable_bks_file_is_an_option_error(benchmarks_root, tmp_path, capsys):
+    path = benchmarks_root / "prins" / "coord20-5-1.dat"
+    out = tmp_path / "out"
+    status = main(["solve", str(path), "--bks", str(tmp_path / "none.csv"), "--out", str(out)])
+    assert status == 2
+    assert "error: --bks:" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_same_stem_inputs_do_not_overwrite_each_other(benchmarks_root, tmp_path):
+    source = benchmarks_root / "prins" / "coord20-5-1.dat"
+    (tmp_path / "r30.dat").write_bytes(source.read_bytes())
+    instance = read_prodhon(source)
+    write_json_instance(instance, tmp_path / "r30.json")
+    out = tmp_path / "out"
+    argv = ["solve", str(tmp_path / "r30.dat"), str(tmp_path / "r30.json"), "--method", "pyvrp"]
+    assert main([*argv, "--time", "0.3", "--out", str(out), "--quiet"]) == 0
+    from_dat = json.loads((out / "r30.dat.json").read_text())
+    from_json = json.loads((out / "r30.json.json").read_text())
+    # the Prodhon file prices arcs ceil(100 d); the JSON instance as written says its rounding
+    assert from_dat["instance"] == "r30.dat" and from_json["instance"] == "r30.json"
+    assert (out / "r30.dat.sol").is_file() and (out / "r30.json.sol").is_file()
+    assert len(_summary(out)) == 2
+
+
+def test_progress_off_a_terminal_is_one_plain_line_per_instance(benchmarks_root, tmp_path, capsys):
+    files = [str(benchmarks_root / "prins" / f"coord20-5-{k}.dat") for k in (1, 2)]
+    out = tmp_path / "out"
+    assert main(["solve", *files, "--method", "pyvrp", "--time", "0.3", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b" not in err
+    lines = [line for line in err.splitlines() if line.startswith("[")]
+    assert [line.split(":")[0] for line in lines] == [
+        "[1/2] coord20-5-1.dat",
+        "[2/2] coord20-5-2.dat",
+    ]
+    assert all("(pyvrp, " in line for line in lines)
+
+
+def test_the_plot_title_carries_the_cost_parts():
+    from instances import random_instance
+
+    instance = random_instance(4, seed=0, num_depots=2)
+    solution = CLRPSolution([Route(0, (0, 1)), Route(1, (2, 3))])
+    cost = solution.cost(instance)
+    result = SolveResult(solution, cost.total, "pyvrp", None, 1.0, "feasible")
+    title = plot_title("x.json", result, instance)
+    # opening of both depots, F per route (two routes), and the lengths, as the docs promise
+    opening = float(instance.opening_cost[0] + instance.opening_cost[1])
+    assert f"depots {opening:.10g}" in title
+    assert f"vehicles {2 * instance.vehicle_fixed_cost:.10g}" in title
+    assert f"cost {cost.total:.10g} = " in title and f"routing {cost.routing:.10g}" in title
+    assert "2 open depots, 2 routes" in title
+
+
+def _start(args: list[str], tmp_path: Path) -> subprocess.Popen:
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, "-m", "clrp_rl4co", "solve", *args, "--out", str(tmp_path / "out")],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_line(process: subprocess.Popen, marker: str, limit: float = 120.0) -> list[str]:
+    seen = []
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if marker in line:
+            return seen
+    raise AssertionError(f"never saw {marker!r}: {seen}")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_keeps_the_best_so_far_and_writes_the_summary(benchmarks_root, tmp_path, workers):
+    from instances import random_instance
+
+    prins = benchmarks_root / "prins"
+    tiny = tmp_path / "tiny.json"  # 6 customers: auto proves it optimal in a moment
+    write_json_instance(random_instance(6, seed=0, num_depots=2), tiny)
+    large = ("coord100-5-1.dat", "coord100-5-2.dat", "coord100-5-3.dat")
+    files = [str(tiny)] + [str(prins / name) for name in large]
+    process = _start([*files, "--time", "60", "--workers", str(workers)], tmp_path)
+    # the tiny file is solved (its line printed) while the next one(s) run for a minute
+    err = _wait_for_line(process, "tiny.json")
+    time.sleep(3.0)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, rest = process.communicate(timeout=60)
+    stopped = time.monotonic() - sent
+    assert process.returncode == 130
+    assert stopped < 10.0  # within about a second; generous for a loaded machine
+    err = "".join(err) + rest
+    assert "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("interrupted:")]) == 1
+    rows = {row["instance"]: row for row in _summary(tmp_path / "out")}
+    assert set(rows) == {Path(f).name for f in files}
+    assert rows["tiny.json"]["status"] == "optimal"
+    running = [name for name, row in rows.items() if row["status"] == "interrupted"]
+    assert len(running) == workers  # the running ones kept their best solution so far
+    for name in running:
+        record = json.loads((tmp_path / "out" / name.replace(".dat", ".json")).read_text())
+        assert record["interrupted"] is True and record["status"] == "feasible"
+        assert record["method"] == "hybrid"
+        CLRPSolution.from_dict(record).check(read_prodhon(prins / name))
+    assert [row["status"] for row in rows.values()].count("not run") == 3 - workers
