@@ -29,7 +29,7 @@ from experiments.published_sets import TEST_SEED
 
 
 def _options(tmp_path, **kw) -> MakeOptions:
-    base = dict(preset="clrp10", seconds=0.05, hours=1.0, out=tmp_path, shard_size=2, nice=0)
+    base = dict(preset="clrp10", iterations=50, hours=1.0, out=tmp_path, shard_size=2, nice=0)
     base.update(kw)
     return MakeOptions(**base)
 
@@ -83,7 +83,7 @@ def test_a_shard_holds_the_seeded_draw_of_its_preset(labelled):
     for key in ("locs", "demand", "depot_capacity", "opening_cost"):
         torch.testing.assert_close(shard.instances[key], expected[key])
     assert shard.provenance["generator_seed"] == PRESET_SEEDS["clrp10"] + 1
-    assert shard.provenance["budget_seconds"] == 0.05
+    assert shard.provenance["budget"] == {"iterations": 50}
     assert shard.provenance["preset"] == "clrp10"
     assert {"commit", "software", "solver", "machine"} <= set(shard.provenance)
     assert len(shard.cpu_seconds) == len(shard.wall_seconds) == 1
@@ -107,8 +107,23 @@ def test_a_resumed_shard_must_keep_its_budget(labelled, tmp_path):
     (tmp_path / "clrp10").mkdir()
     for path in list_shards(out / "clrp10"):
         (tmp_path / "clrp10" / path.name).write_bytes(path.read_bytes())
-    with pytest.raises(ValueError, match="seconds.*0.05 s"):
-        make_labels(_options(tmp_path, seconds=0.1, max_instances=1))
+    with pytest.raises(ValueError, match="budget: .* with {'iterations': 50}"):
+        make_labels(_options(tmp_path, iterations=60, max_instances=1))
+
+
+def test_labels_with_an_iteration_budget_are_the_same_on_a_second_run(labelled, tmp_path):
+    out, _ = labelled
+    make_labels(_options(tmp_path, max_instances=2))
+    again = read_shard(tmp_path / "clrp10" / "shard_00000.npz")
+    first = read_shard(list_shards(out / "clrp10")[0])
+    assert again.actions == first.actions and again.objective == first.objective
+
+
+def test_exactly_one_budget_is_required(tmp_path):
+    with pytest.raises(ValueError, match="exactly one of iterations and seconds"):
+        make_labels(_options(tmp_path, seconds=0.5))
+    with pytest.raises(ValueError, match="exactly one of iterations and seconds"):
+        make_labels(_options(tmp_path, iterations=None))
 
 
 def test_a_modified_shard_fails_its_checksum_naming_the_file(labelled, tmp_path):

@@ -1,8 +1,9 @@
 """``python -m experiments.labels make | status | verify``.
 
-* ``make --preset P --seconds S --hours H``: label instances of preset P with PyVRP at S
-  seconds each for H hours (one thread, ``nice`` 19; resumes the last unfinished shard; SIGTERM
-  or Ctrl-C stops after the instance in progress and saves).
+* ``make --preset P --iterations K --hours H``: label instances of preset P with PyVRP at K
+  iterations each (deterministic; or ``--seconds S`` of wall time each) for H hours (one
+  thread, ``nice`` 19; resumes the last unfinished shard; SIGTERM or Ctrl-C stops after the
+  instance in progress and saves).
 * ``status``: per preset, shards, labels, CPU hours spent and the mean objective.
 * ``verify``: every shard's checksum, and every label replayed through ``CLRPEnv`` to its
   stored objective.
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -29,7 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True)
     make = verbs.add_parser("make", help="label instances for --hours")
     make.add_argument("--preset", required=True, choices=sorted(PRESET_SEEDS))
-    make.add_argument("--seconds", type=float, required=True, help="PyVRP budget per instance")
+    budget = make.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--iterations", type=int, help="PyVRP iterations per instance")
+    budget.add_argument("--seconds", type=float, help="PyVRP wall seconds per instance")
     make.add_argument("--hours", type=float, required=True)
     make.add_argument("--shard-size", type=int, default=SHARD_SIZE)
     make.add_argument("--max-instances", type=int, default=None)
@@ -47,11 +51,11 @@ def status_lines(folder: Path) -> list[str]:
         labels = sum(s.count for s in shards)
         cpu_hours = sum(sum(s.cpu_seconds) for s in shards) / 3600.0
         total = sum(sum(s.objective) for s in shards)
-        budgets = sorted({s.provenance.get("budget_seconds") for s in shards}, key=str)
+        budgets = sorted({json.dumps(s.provenance.get("budget")) for s in shards})
         mean = f"{total / labels:.4f}" if labels else "-"
         lines.append(
             f"{preset}: {len(shards)} shards, {labels} labels, {cpu_hours:.2f} CPU h, "
-            f"budget {budgets} s, mean objective {mean}"
+            f"budget {', '.join(budgets)}, mean objective {mean}"
         )
     return lines
 
@@ -87,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb == "make":
         options = MakeOptions(
             preset=args.preset,
+            iterations=args.iterations,
             seconds=args.seconds,
             hours=args.hours,
             out=args.out,

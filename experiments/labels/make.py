@@ -46,7 +46,10 @@ class MakeOptions:
 
     Attributes:
         preset: the generator preset of the instances (a key of ``PRESET_SEEDS``).
-        seconds: PyVRP's wall-time budget per instance.
+        iterations: PyVRP's iteration budget per instance (deterministic: the same commit,
+            seed and budget give the same label on any machine and under any load).
+        seconds: PyVRP's wall-time budget per instance (instead of ``iterations``; the label
+            then depends on the machine's speed and load).
         hours: wall time of this call.
         out: the labels folder (shards go to ``out/<preset>/``).
         shard_size: instances per shard (a resumed shard keeps its own size).
@@ -57,8 +60,9 @@ class MakeOptions:
     """
 
     preset: str
-    seconds: float
     hours: float
+    iterations: int | None = None
+    seconds: float | None = None
     out: Path = LABELS_DIR
     shard_size: int = SHARD_SIZE
     save_every_s: float = 300.0
@@ -81,7 +85,7 @@ def _new_shard(options: MakeOptions, index: int) -> Shard:
         "draw": "clrp_rl4co.envs.clrp.generate_dataset(CLRPGenerator(preset, num_loc), size, seed)",
         "size": options.shard_size,
         "solver": "clrp_rl4co.solvers.solve_pyvrp (depot-set search), seed = instance index",
-        "budget_seconds": options.seconds,
+        "budget": budget(options),
         "commit": commit_line(),
         "software": software(),
         "machine": machine(),
@@ -101,18 +105,30 @@ def _resume_point(options: MakeOptions) -> tuple[int, Shard | None]:
     shard = read_shard(last)
     if shard.complete:
         return index + 1, None
-    if shard.provenance.get("budget_seconds") != options.seconds:
+    if shard.provenance.get("budget") != budget(options):
         raise ValueError(
-            f"seconds: {last} is being labelled at {shard.provenance.get('budget_seconds')} s, "
-            f"not {options.seconds} s; finish it at its own budget"
+            f"budget: {last} is being labelled with {shard.provenance.get('budget')}, "
+            f"not {budget(options)}; finish it with its own budget"
         )
     return index, shard
 
 
+def budget(options: MakeOptions) -> dict:
+    """The solver budget as stored in a shard's provenance."""
+    if (options.iterations is None) == (options.seconds is None):
+        raise ValueError("give exactly one of iterations and seconds")
+    if options.iterations is not None:
+        if options.iterations < 1:
+            raise ValueError(f"iterations: must be >= 1, got {options.iterations}")
+        return {"iterations": int(options.iterations)}
+    if not options.seconds > 0:
+        raise ValueError(f"seconds: must be > 0, got {options.seconds}")
+    return {"seconds": float(options.seconds)}
+
+
 def make_labels(options: MakeOptions) -> int:
     """Label instances for ``options.hours``; returns the number of new labels."""
-    if options.seconds <= 0:
-        raise ValueError(f"seconds: must be > 0, got {options.seconds}")
+    budget(options)
     if options.nice:
         os.nice(options.nice)
     torch.set_num_threads(options.threads)
@@ -135,12 +151,17 @@ def make_labels(options: MakeOptions) -> int:
                     break
                 k = shard.count
                 wall0, cpu0 = time.perf_counter(), time.process_time()
-                result = solve_pyvrp(instances[k], max_runtime=options.seconds, seed=k)
+                result = solve_pyvrp(
+                    instances[k],
+                    max_runtime=options.seconds,
+                    max_iterations=options.iterations,
+                    seed=k,
+                )
                 wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
                 if result.solution is None:
                     raise RuntimeError(
-                        f"{shard_path(folder, index)}: instance {k}: no solution in "
-                        f"{options.seconds} s; raise --seconds"
+                        f"{shard_path(folder, index)}: instance {k}: no solution within "
+                        f"{budget(options)}; raise the budget"
                     )
                 num_depots = instances[k].num_depots
                 shard.actions.append(result.solution.to_actions(num_depots))
