@@ -123,6 +123,43 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_exact.py",
         "tests/test_solvers_recombine.py",
     ],
+    "clrp_rl4co/solving.py": [
+        "tests/test_solve.py",
+        "tests/test_solve_many.py",
+    ],
+    "clrp_rl4co/parallel.py": [
+        "tests/test_solve_many.py",
+    ],
+    "clrp_rl4co/interrupt.py": [
+        "tests/test_solve.py",
+        "tests/test_cli_manners.py",
+    ],
+    "clrp_rl4co/data/files.py": [
+        "tests/test_cli_inputs.py",
+        "tests/test_solve.py",
+    ],
+    "clrp_rl4co/cli/args.py": [
+        "tests/test_cli_inputs.py",
+        "tests/test_cli_manners.py",
+    ],
+    "clrp_rl4co/cli/inputs.py": [
+        "tests/test_cli_inputs.py",
+        "tests/test_cli_parts.py",
+        "tests/test_cli_manners.py",
+    ],
+    "clrp_rl4co/cli/outputs.py": [
+        "tests/test_cli_parts.py",
+        "tests/test_cli_solve.py",
+        "tests/test_cli_manners.py",
+    ],
+    "clrp_rl4co/cli/progress.py": [
+        "tests/test_cli_parts.py",
+    ],
+    "clrp_rl4co/cli/solve.py": [
+        "tests/test_cli_parts.py",
+        "tests/test_cli_solve.py",
+        "tests/test_cli_manners.py",
+    ],
 }
 
 #: Files besides the package and tests/ that the tests read through paths relative to the repo.

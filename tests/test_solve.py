@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from instances import random_instance
 
-from clrp_rl4co.data import CLRPInstance, tensordict_to_instances
+from clrp_rl4co.data import CLRPInstance, read_prodhon, tensordict_to_instances
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 from clrp_rl4co.solving import (
     auto_method,
@@ -147,3 +147,148 @@ def test_x8_alone_is_the_policy_decode():
     assert outcome.method == "x8" and outcome.model == "drlhq_clrp20"
     assert outcome.details["decode"] == "x8"
     outcome.solution.check(instance)
+
+
+# ---------------------------------------------------------------- the library call's contract
+def test_resolve_names_a_model_only_for_the_methods_that_decode_one():
+    from clrp_rl4co.solving import resolve
+
+    instance = random_instance(15, seed=2)
+    for method in ("x8", "sgbs", "hybrid"):
+        assert resolve(instance, method, 10.0, None) == (method, auto_model(instance))
+        assert resolve(instance, method, 10.0, "drlhq_clrp20") == (method, "drlhq_clrp20")
+    for method in ("pyvrp", "exact"):
+        assert resolve(instance, method, 10.0, "drlhq_clrp20") == (method, None)
+    assert resolve(instance, "auto", 10.0, None) == ("hybrid", auto_model(instance))
+    with pytest.raises(ValueError, match="method: must be one of .* got 'fast'"):
+        resolve(instance, "fast", 10.0, None)
+
+
+@pytest.mark.parametrize("seconds", [0, -1.0, float("inf"), float("nan")])
+def test_the_budget_must_be_a_positive_finite_number_of_seconds(seconds):
+    with pytest.raises(ValueError, match="seconds: must be a positive number of seconds"):
+        solve(random_instance(6, seed=1, num_depots=2), "exact", seconds=seconds)
+
+
+def test_solve_takes_a_file_path_as_text_or_path(benchmarks_root):
+    from pathlib import Path
+
+    path = benchmarks_root / "prins" / "coord20-5-1.dat"
+    for given in (str(path), Path(path)):
+        result = solve(given, "pyvrp", seconds=0.3)
+        assert result.method == "pyvrp" and result.model is None
+        # Prins files price arcs ceil(100 d): an integer objective, the solution's cost
+        assert result.objective == int(result.objective)
+        assert result.objective == result.solution.cost(read_prodhon(path)).total
+
+
+def test_solve_refuses_what_is_neither_an_instance_nor_a_path():
+    with pytest.raises(
+        TypeError, match="instance: expected a CLRPInstance or a file path, got int"
+    ):
+        solve(3, "pyvrp", seconds=1.0)
+
+
+def test_a_dataset_file_of_several_instances_is_for_solve_many(tmp_path):
+    from clrp_rl4co.data import instances_to_tensordict
+    from clrp_rl4co.envs.clrp import save_dataset
+
+    pair = [random_instance(6, seed=1, num_depots=2), random_instance(6, seed=2, num_depots=2)]
+    path = tmp_path / "pair.npz"
+    save_dataset(instances_to_tensordict(pair, normalize_locs=False), path)
+    with pytest.raises(ValueError, match="pair.npz: holds 2 instances"):
+        solve(path, "exact", seconds=5.0)
+
+
+def test_the_result_reports_what_ran_within_the_budget():
+    instance = random_instance(6, seed=1, num_depots=2)
+    result = solve(instance, "exact", seconds=5.0)
+    assert result.status == "optimal" and result.error is None and not result.interrupted
+    assert result.objective == pytest.approx(result.solution.cost(instance).total, rel=1e-12)
+    assert "bound" in result.details and result.details["bound"] <= result.objective + 1e-6
+    assert 0.0 < result.seconds < 5.0
+
+
+def test_a_requested_stop_marks_the_result_interrupted():
+    from clrp_rl4co import interrupt
+
+    interrupt.request()
+    try:
+        result = solve(random_instance(30, seed=4), "pyvrp", seconds=30.0)
+    finally:
+        interrupt.clear()
+    assert result.interrupted and result.seconds < 10.0
+
+
+def test_sgbs_that_does_not_fit_says_so():
+    instance = random_instance(15, seed=2)
+    result = solve(instance, "sgbs", seconds=0.5, model="drlhq_clrp20")
+    assert result.method == "sgbs" and "sgbs" not in result.details["decode"]
+    assert result.details["note"].startswith("SGBS does not fit in the budget")
+    result.solution.check(instance)
+
+
+def test_a_model_is_loaded_once_per_process():
+    from clrp_rl4co.solving import load_model
+
+    first = load_model("drlhq_clrp20")
+    assert load_model("drlhq_clrp20") is first and not first.training
+
+
+# ---------------------------------------------------------------- many instances, one process
+def test_solve_many_checks_method_and_budget_before_solving():
+    from clrp_rl4co.solving import solve_many
+
+    calls = []
+    with pytest.raises(ValueError, match="method: must be one of"):
+        solve_many([random_instance(6, seed=1)], "fast", 1.0, on_result=lambda *a: calls.append(a))
+    with pytest.raises(ValueError, match="seconds: must be a positive"):
+        solve_many([random_instance(6, seed=1)], "exact", 0, on_result=lambda *a: calls.append(a))
+    assert calls == []
+
+
+def test_solve_many_reports_each_instance_in_order_and_failures_as_results(tmp_path):
+    from clrp_rl4co.solving import solve_many
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    items = [
+        random_instance(6, seed=1, num_depots=2),
+        bad,
+        random_instance(6, seed=2, num_depots=2),
+    ]
+    seen = []
+    results = solve_many(items, "exact", 5.0, on_result=lambda i, r: seen.append((i, r.status)))
+    assert seen == [(0, "optimal"), (1, "failed"), (2, "optimal")]
+    assert [r.status for r in results] == ["optimal", "failed", "optimal"]
+    # a ValueError's message is the error as it is (it names the file); no type name in front
+    assert results[1].error.startswith(str(bad)) and results[1].objective is None
+    assert results[0].objective == solve(items[0], "exact", 5.0).objective
+
+
+def test_an_unexpected_exception_is_named_by_its_type(monkeypatch):
+    import clrp_rl4co.solving as solving
+
+    def broken(*args, **kwargs):
+        raise IndexError("boom")
+
+    monkeypatch.setattr(solving, "solve", broken)
+    (result,) = solving.solve_many([random_instance(6, seed=1)], "exact", 5.0)
+    assert (result.status, result.error, result.method) == ("failed", "IndexError: boom", "exact")
+
+
+def test_after_a_stop_request_the_instances_not_started_are_not_run():
+    from clrp_rl4co import interrupt
+    from clrp_rl4co.solving import solve_many
+
+    items = [random_instance(6, seed=k, num_depots=2) for k in range(3)]
+
+    def stop_after_first(index, result):
+        interrupt.request()
+
+    try:
+        results = solve_many(items, "exact", 5.0, on_result=stop_after_first)
+    finally:
+        interrupt.clear()
+    assert [r.status for r in results] == ["optimal", "not run", "not run"]
+    assert results[1].error == "interrupted before it started"

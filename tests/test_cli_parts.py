@@ -1,0 +1,113 @@
+"""The command's parts on their own: progress lines, the model check, result lines, summary
+rows and output names."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from instances import random_instance
+
+from clrp_rl4co.cli.inputs import Job, unique_stems
+from clrp_rl4co.cli.outputs import summary_row
+from clrp_rl4co.cli.progress import Progress
+from clrp_rl4co.cli.solve import _result_text, check_model
+from clrp_rl4co.data import CLRPSolution, Route
+from clrp_rl4co.solving import SolveResult, failed, not_run
+
+
+def test_progress_off_a_terminal_counts_instances_one_line_each():
+    stream = io.StringIO()
+    progress = Progress(3, stream=stream, terminal=False)
+    progress.finished("a.dat", "12 (pyvrp, 1.0 s)")
+    progress.finished("b.json", "failed: x")
+    progress.close()
+    assert stream.getvalue() == "[1/3] a.dat: 12 (pyvrp, 1.0 s)\n[2/3] b.json: failed: x\n"
+
+
+def test_quiet_progress_writes_nothing():
+    stream = io.StringIO()
+    progress = Progress(2, quiet=True, stream=stream, terminal=False)
+    progress.finished("a.dat", "12")
+    progress.close()
+    assert stream.getvalue() == "" and progress.done == 1
+
+
+def test_progress_on_a_terminal_draws_a_bar_not_lines():
+    stream = io.StringIO()
+    progress = Progress(2, stream=stream, terminal=True)
+    progress.finished("a.dat", "12")
+    progress.close()
+    assert "[1/2] a.dat" not in stream.getvalue() and "instances" in stream.getvalue()
+
+
+def test_a_model_is_a_shipped_name_or_an_existing_file(tmp_path):
+    assert check_model(None) is None
+    assert check_model("drlhq_clrp20") is None
+    weights = tmp_path / "mine.pt"
+    weights.write_bytes(b"")
+    assert check_model(str(weights)) is None
+    assert check_model(str(tmp_path / "mine")) is None  # the stem of a .pt file
+    message = check_model("drlhq_clrp21")
+    assert message.startswith("--model: 'drlhq_clrp21' is neither a shipped model (")
+    assert "drlhq_clrp20" in message and message.endswith("nor an existing file")
+
+
+def _result(**kw) -> SolveResult:
+    instance = random_instance(4, seed=0, num_depots=2)
+    solution = CLRPSolution([Route(0, (0, 1, 2, 3))])
+    base = dict(
+        solution=solution,
+        objective=solution.cost(instance).total,
+        method="hybrid",
+        model="m",
+        seconds=2.04,
+        status="feasible",
+    )
+    base.update(kw)
+    return SolveResult(**base)
+
+
+def test_result_lines_say_objective_method_seconds_and_interruption():
+    result = _result(objective=123.456789012345)
+    assert _result_text(result, None) == "123.456789 (hybrid, 2.0 s)"
+    assert _result_text(_result(objective=5.0, interrupted=True), None) == (
+        "5 (hybrid, 2.0 s, interrupted)"
+    )
+    assert _result_text(_result(solution=None, status="no solution"), None) == (
+        "no solution (hybrid)"
+    )
+    assert _result_text(result, "boom") == "failed: boom"
+
+
+def _job(name: str = "a.json") -> Job:
+    return Job(Path(name), Path(name).stem, name, random_instance(4, seed=0, num_depots=2))
+
+
+def test_summary_rows_name_the_status_of_every_kind_of_run():
+    job = _job()
+    assert summary_row(job, _result(), 10.0, None)["status"] == "feasible"
+    row = summary_row(job, _result(interrupted=True), None, None)
+    assert row["status"] == "interrupted" and row["objective"] == _result().objective
+    row = summary_row(job, not_run("interrupted before it started"), None, "stopped")
+    assert (row["status"], row["error"], row["objective"]) == ("not run", "stopped", "")
+    row = summary_row(job, failed("IndexError: x"), None, "IndexError: x")
+    assert (row["status"], row["error"]) == ("failed", "IndexError: x")
+    assert summary_row(job, None, None, "unreadable")["status"] == "failed"
+
+
+def test_summary_gap_is_relative_to_the_best_known_value():
+    row = summary_row(_job(), _result(objective=None), 4.0, None)
+    objective = row["objective"]
+    assert row["gap_pct"] == pytest.approx(100 * (objective - 4.0) / 4.0)
+    assert summary_row(_job(), _result(), None, None)["gap_pct"] == ""
+
+
+def test_dataset_rows_keep_their_row_suffix_when_stems_clash(tmp_path):
+    jobs = [
+        Job(tmp_path / "d.npz", "d-0", "d.npz[0]"),
+        Job(tmp_path / "d.npz", "d-1", "d.npz[1]"),
+        Job(tmp_path / "d-0.json", "d-0", "d-0.json"),
+    ]
+    assert [j.stem for j in unique_stems(jobs)] == ["d.npz-0", "d-1", "d-0.json"]
