@@ -111,3 +111,44 @@ def test_dataset_rows_keep_their_row_suffix_when_stems_clash(tmp_path):
         Job(tmp_path / "d-0.json", "d-0", "d-0.json"),
     ]
     assert [j.stem for j in unique_stems(jobs)] == ["d.npz-0", "d-1", "d-0.json"]
+
+
+def test_the_prins_table_applies_only_to_a_prins_file_in_its_cost_convention(benchmarks_root):
+    """The shipped best-known values are ceil(100 d) costs of the Prins files: a file of the same
+    stem and sizes gets one only when its arcs are priced the same way, never a dataset row."""
+    from dataclasses import replace
+
+    from clrp_rl4co.data import read_prodhon
+    from clrp_rl4co.data.bks import BestKnown
+
+    source = benchmarks_root / "prins" / "coord20-5-1.dat"
+    rounded = read_prodhon(source)
+    best = BestKnown.read(None)
+    assert best.lookup(source, source.name, rounded) == 54793  # docs/formats.md: its BKS
+    as_json = Path("elsewhere/coord20-5-1.json")
+    assert best.lookup(as_json, as_json.name, rounded) == 54793
+    real = replace(rounded, rounded_costs=False, _dist=None)
+    assert best.lookup(as_json, as_json.name, real) is None  # other convention: none
+    row = Path("coord20-5-1.npz")
+    assert best.lookup(row, "coord20-5-1.npz[0]", rounded) is None
+    fewer = replace(rounded, demand=rounded.demand[:-1], customer_locs=rounded.customer_locs[:-1],
+                    _dist=None)  # fmt: skip
+    assert best.lookup(source, source.name, fewer) is None  # other sizes: another instance
+
+
+def test_a_users_table_is_read_by_label_file_name_or_stem(tmp_path):
+    from clrp_rl4co.data.bks import BestKnown
+
+    csv = tmp_path / "bks.csv"
+    csv.write_text("file,bks\nd.npz[1],7\nr30.dat,11\nr40,13\n")
+    best = BestKnown.read(csv)
+    assert best.lookup(Path("d.npz"), "d.npz[1]", None) == 7
+    assert best.lookup(Path("x/r30.dat"), "r30.dat", None) == 11
+    assert best.lookup(Path("r40.json"), "r40.json", None) == 13
+    assert best.lookup(Path("r50.json"), "r50.json", None) is None
+    csv.write_text("file,bks\nr30.dat,-2\n")
+    with pytest.raises(ValueError, match=r"bks.csv:2: bks must be a positive number, got '-2'"):
+        BestKnown.read(csv)
+    csv.write_text("name,value\n")
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['file', 'bks'\]"):
+        BestKnown.read(csv)
