@@ -199,7 +199,7 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
         run.record_invocation(
             {
                 "command": command,
-                "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "commit": provenance.git_commit(),
                 "uncommitted_changes": provenance.uncommitted_changes(),
                 "resumed_from": str(resumed_from) if resumed_from else None,
