@@ -39,7 +39,7 @@ def shipped_name(name_or_path: str | Path, policy: str | None) -> str | Path:
     return name_or_path
 
 
-def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
+def pretrained_files(name_or_path: str | Path) -> tuple[Path, Path]:
     """``(weights.pt, config.json)`` for a shipped name, a stem path, or either file's path.
 
     A bare name (no folder) is looked up among the shipped models first, then in the current
@@ -147,7 +147,9 @@ class PretrainedMixin:
         ``torch.load(weights_only=True)``; ``overrides`` replace config entries that do not
         change the parameters (e.g. decode types).
         """
-        weights, config_path = _resolve(shipped_name(name_or_path, vars(cls).get("registry_name")))
+        weights, config_path = pretrained_files(
+            shipped_name(name_or_path, vars(cls).get("registry_name"))
+        )
         meta = json.loads(config_path.read_text())
         if meta.get("class", cls.__name__) != cls.__name__:
             raise ValueError(
