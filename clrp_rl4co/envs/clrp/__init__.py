@@ -1,5 +1,12 @@
 from .costs import cost_parts, round_cost, round_cost_np
-from .dataset import dataset_checksum, dataset_seed, generate_dataset, load_dataset, save_dataset
+from .dataset import (
+    dataset_checksum,
+    dataset_seed,
+    generate_dataset,
+    instances_checksum,
+    load_dataset,
+    save_dataset,
+)
 from .env import CLRPEnv
 from .generator import PRESETS, CLRPGenerator, PresetSampler, register_preset, size_rule
 from .instance import INSTANCE_KEYS, instance_tensordict
@@ -19,6 +26,7 @@ __all__ = [
     "dataset_seed",
     "generate_dataset",
     "instance_tensordict",
+    "instances_checksum",
     "load_dataset",
     "register_preset",
     "render",
