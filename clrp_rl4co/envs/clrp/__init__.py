@@ -10,7 +10,7 @@ from .dataset import (
 from .env import CLRPEnv
 from .generator import PRESETS, CLRPGenerator, PresetSampler, register_preset, size_rule
 from .instance import INSTANCE_KEYS, instance_tensordict
-from .render import render
+from .render import plot_solution, render
 from .validity import check_instance_validity, check_solution_validity
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "instance_tensordict",
     "instances_checksum",
     "load_dataset",
+    "plot_solution",
     "register_preset",
     "render",
     "round_cost",
