@@ -83,23 +83,6 @@ def per_instance_csv(
     return path
 
 
-def _figure(width: float, height: float):
-    """A :class:`matplotlib.figure.Figure` outside pyplot: no backend chosen or changed, no
-    figure left registered with pyplot (``savefig`` renders it with Agg for a PNG)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
-
-
-def _save(fig, path: str | Path) -> Path:
-    """Write ``fig`` as a PNG (parent folders created) and return the path."""
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    return path
-
-
 def plot_gaps(
     tables: dict[str, list[MethodSummary]], path: str | Path, use_subset: bool = True
 ) -> Path:
@@ -112,6 +95,9 @@ def plot_gaps(
     bar. Returns the path.
     """
     import matplotlib
+    from matplotlib.figure import Figure
+
+    from clrp_rl4co.models.curves import save_png
 
     methods: list[str] = []
     for rows in tables.values():
@@ -120,7 +106,7 @@ def plot_gaps(
                 methods.append(s.method)
     width = 0.8 / max(len(methods), 1)
     width_in = min(14.0, max(6.0, 0.3 * len(tables) * max(len(methods), 2)))
-    fig = _figure(width_in, 5.0)
+    fig = Figure(figsize=(width_in, 5.0))
     ax = fig.subplots()
     cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
     for k, method in enumerate(methods):
@@ -157,4 +143,4 @@ def plot_gaps(
     ax.grid(axis="y", alpha=0.3)
     if methods:
         ax.legend(fontsize=8, ncol=1 + len(methods) // 8, loc="best")
-    return _save(fig, path)
+    return save_png(fig, path)
