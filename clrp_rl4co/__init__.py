@@ -1,6 +1,5 @@
 """clrp-rl4co: the Capacitated Location-Routing Problem for RL4CO."""
 
-from . import generators  # noqa: F401  (registers CLRPGenerator(preset="mixed"))
 from .data import CLRPInstance, CLRPSolution, instances_to_tensordict, read_prodhon
 from .envs import CLRPEnv, CLRPGenerator
 from .policies import (

@@ -8,7 +8,14 @@ from .dataset import (
     save_dataset,
 )
 from .env import CLRPEnv
-from .generator import PRESETS, CLRPGenerator, PresetSampler, register_preset, size_rule
+from .generator import (
+    PRESETS,
+    CLRPGenerator,
+    PresetSampler,
+    preset_sampler_class,
+    register_preset,
+    size_rule,
+)
 from .instance import INSTANCE_KEYS, instance_tensordict
 from .render import plot_solution, render
 from .validity import check_instance_validity, check_solution_validity
@@ -29,6 +36,7 @@ __all__ = [
     "instances_checksum",
     "load_dataset",
     "plot_solution",
+    "preset_sampler_class",
     "register_preset",
     "render",
     "round_cost",
