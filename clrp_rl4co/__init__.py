@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from . import generators  # noqa: F401  (registers CLRPGenerator(preset="mixed"))
 from .solving import SolveResult, solve, solve_many
 
 #: Public name -> the module that defines it.

@@ -378,34 +378,34 @@ def report(results: dict[str, dict], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(results: dict[str, dict], path: Path) -> Path | None:
-    try:
-        import matplotlib
+def plot(results: dict[str, dict], path: Path) -> Path:
+    """``extrapolation.png``: per preset, the validation points, both fits and the targets
+    (dotted, labelled by rung) against fine-tuning instances (log scale), drawn by the
+    package's learning-curve plotter."""
+    from matplotlib.figure import Figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - matplotlib is a dependency of the curves module
-        return None
-    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.6))
-    for ax, (preset, r) in zip(np.atleast_1d(axes), results.items()):
+    from clrp_rl4co.models.curves import draw_curves, save_png
+
+    fig = Figure(figsize=(4.2 * len(results), 3.6))
+    axes = np.atleast_1d(fig.subplots(1, len(results)))
+    for k, (ax, (preset, r)) in enumerate(zip(axes, results.items())):
         c, p, q = r["curve"], r["power"], r["loglin"]
         grid = np.geomspace(c.n.min(), 2e7, 200)
-        ax.plot(c.n, c.v, ".", color="0.3", label="validation (H200 fine-tune)")
-        ax.plot(grid, p(grid), "-", label=f"a + b n^-c (a={p.a:.3f})")
-        ax.plot(grid, q(grid), "--", label="log-linear tail")
+        points, power = "validation (H200 fine-tune)", f"a + b n^-c (a={p.a:.3f})"
+        lines = {points: (c.n, c.v), power: (grid, p(grid)), "log-linear tail": (grid, q(grid))}
+        styles = {
+            points: {"ls": "none", "marker": ".", "color": "0.3"},
+            "log-linear tail": {"ls": "--"},
+        }
+        ylabel = "ms greedy, validation set" if k == 0 else ""
+        title = f"{preset}: targets mapped onto the curve"
+        draw_curves(ax, lines, "fine-tuning instances", ylabel, title=title, styles=styles)
         for g in r["rungs"]:
             ax.axhline(g["target_val"], color="r", lw=0.8, ls=":")
             ax.text(grid[0], g["target_val"], f" {g['rung']}", va="bottom", fontsize=7)
         ax.set_xscale("log")
-        ax.set_xlabel("fine-tuning instances")
-        ax.set_title(f"{preset}: targets mapped onto the curve", fontsize=9)
         ax.set_ylim(min(g["target_val"] for g in r["rungs"]) - 3 * p.rms, c.v.max() + p.rms)
-    np.atleast_1d(axes)[0].set_ylabel("ms greedy, validation set")
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,10 +27,9 @@ from pathlib import Path
 import torch
 from tensordict import TensorDict
 
-from clrp_rl4co.data import load_or_draw
 from clrp_rl4co.envs.clrp import CLRPGenerator, instance_tensordict
 
-from .published_sets import TEST_SET_SIZES, datasets_dir
+from .published_sets import TEST_SET_SIZES, datasets_dir, load_or_draw
 
 #: The seed of ``data/gen_data.py`` in the DRLHQ repository.
 DRLHQ_TEST_SEED = 1234

@@ -5,19 +5,26 @@ clrp100 (the paper's tables) and 100 per preset for the cross-size presets clrp2
 The files are drawn with :func:`clrp_rl4co.envs.clrp.generate_dataset` from ``TEST_SEED`` and
 published in the repository's ``datasets/`` folder; their SHA-256 checksums are pinned in
 ``TEST_SET_CHECKSUMS``. When a file is missing it is regenerated from the seed and must reproduce
-the pinned checksum (so a change of the generator cannot silently change the tables).
+the pinned checksum (so a change of the generator cannot silently change the tables):
+:func:`load_or_draw`, the rule every pinned set of the harness follows.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tensordict import TensorDict
 
-from clrp_rl4co.data import load_or_draw
-from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
+from clrp_rl4co.envs.clrp import (
+    CLRPGenerator,
+    generate_dataset,
+    instances_checksum,
+    load_dataset,
+    save_dataset,
+)
 
 #: Seed of every published test set (a different stream from training, seed 0, and the
 #: validation sets, seed 1234).
@@ -60,6 +67,33 @@ class PublishedTestSet:
     @property
     def filename(self) -> str:
         return f"{self.preset}_test_{self.size}_seed{self.seed}.npz"
+
+
+def load_or_draw(
+    path: str | Path,
+    draw: Callable[[], TensorDict],
+    seed: int,
+    expected: str | None,
+    write: bool = True,
+) -> TensorDict:
+    """Read the dataset at ``path``, or ``draw()`` it (and write it, compressed, with ``seed``
+    when ``write``) when the file is missing; either way its checksum must equal ``expected``
+    (when given), else ``ValueError`` naming the file."""
+    path = Path(path)
+    if path.is_file():
+        td = load_dataset(path)
+    else:
+        td = draw()
+        if write:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            save_dataset(td, path, seed=seed, compress=True)
+    checksum = instances_checksum(td)
+    if expected is not None and checksum != expected:
+        raise ValueError(
+            f"{path}: checksum {checksum[:12]}... differs from the published {expected[:12]}... "
+            "(the file or the generator changed)"
+        )
+    return td
 
 
 def datasets_dir() -> Path:

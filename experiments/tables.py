@@ -27,6 +27,7 @@ from clrp_rl4co.evaluation import (
     run_method,
 )
 
+from . import table_files
 from .paper_sets import DRLHQ_TEST_SEED, drlhq_test_set_filename, load_drlhq_test_set
 from .published_sets import load_test_set, published_test_set
 from .specs import (
@@ -264,7 +265,7 @@ def write_part(part: TablePart, data: EvalData, rows: list[Row], results, out: P
         lines += ["", line]
     identity = {r.label: identity_columns(r) for r in rows}
     report.to_csv(summaries, out / f"{part.name}.csv", extra=identity)
-    report.per_instance_csv(shown, out / f"{part.name}_per_instance.csv", labels)
+    table_files.per_instance_csv(shown, out / f"{part.name}_per_instance.csv", labels)
     return "\n".join(lines)
 
 
@@ -384,17 +385,18 @@ def _gap_plot(out_root: Path) -> None:
     for preset in SYNTHETIC:
         path = out_root / preset / f"{preset}.csv"
         if path.is_file():
-            rows = report.read_csv(path)
+            rows = table_files.read_csv(path)
             tables[preset] = [replace(s, method=extra["family"] or s.method)
                               for s, extra in rows]  # fmt: skip
     if tables:
-        report.plot_gaps(tables, out_root / "gap_by_size.png")
+        table_files.plot_gaps(tables, out_root / "gap_by_size.png")
 
 
 def _prins_picture(data: EvalData, results, rows: list[Row], folder: Path) -> None:
     """Picture of the last row's solution of one Prins instance (coord50-5-1 if present)."""
     from clrp_rl4co.data import instances_to_tensordict
     from clrp_rl4co.envs import CLRPEnv
+    from clrp_rl4co.envs.clrp import plot_solution
 
     if not results or not rows:
         return
@@ -409,6 +411,6 @@ def _prins_picture(data: EvalData, results, rows: list[Row], folder: Path) -> No
     actions = torch.as_tensor([solved[index].actions])
     env = CLRPEnv()
     final = env.rollout_actions(td, actions)
-    report.plot_solution(
-        env, final, actions, folder / "prins_solution.png", f"{data.names[index]}: {last.label}"
+    plot_solution(
+        final, actions, folder / "prins_solution.png", f"{data.names[index]}: {last.label}"
     )

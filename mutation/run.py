@@ -82,7 +82,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_env_validity.py",
         "tests/test_bad_input.py",
     ],
-    "clrp_rl4co/generators/mixed.py": [
+    "clrp_rl4co/mixed_preset.py": [
         "tests/test_generator_mixed.py",
         "tests/test_generator_presets.py",
         "tests/test_generator_rule.py",
@@ -166,7 +166,7 @@ MODULES: dict[str, list[str]] = {
 ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
-    "clrp_rl4co/generators/mixed.py": ["configs"],
+    "clrp_rl4co/mixed_preset.py": ["configs"],
 }
 
 #: Tests that run a copy of the module outside mutmut's package (a subprocess on a copied

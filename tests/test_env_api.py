@@ -192,6 +192,40 @@ def test_render_module_takes_the_cost_parts_it_shows():
     plt.close(ax.figure)
 
 
+def test_plot_solution_writes_a_png_titled_with_its_heading_and_cost_parts(tmp_path, monkeypatch):
+    # a library function: the caller's backend is not switched, no figure stays with pyplot
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from clrp_rl4co.envs.clrp import plot_solution
+
+    titles = []
+    save = Figure.savefig
+
+    def savefig(fig, *args, **kwargs):
+        titles.append(fig.axes[0].get_title())
+        return save(fig, *args, **kwargs)
+
+    switches = []
+    monkeypatch.setattr(matplotlib, "use", lambda *args, **kw: switches.append(args))
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    figures = plt.get_fignums()
+    actions = torch.tensor([SOLUTION, SOLUTION])
+    final = CLRPEnv().rollout_actions(small(2), actions)
+    path = plot_solution(final, actions, tmp_path / "out" / "solution.png", "small: NN", index=1)
+    assert path == tmp_path / "out" / "solution.png"
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 1000
+    heading, cost, summary = titles[0].split("\n")
+    assert heading == "small: NN" and summary == "1 open depots, 2 routes"
+    assert cost.startswith(f"cost {COST:.4g} = depots 7 + vehicles 2 + routing ")
+    # given cost parts, on an instance (no final state) without a heading
+    parts = {"total": 12.5, "opening": 7.0, "vehicles": 2.0, "routing": 3.5}
+    plot_solution(small(1), torch.tensor(SOLUTION), tmp_path / "given.png", costs=parts)
+    assert titles[1] == "cost 12.5 = depots 7 + vehicles 2 + routing 3.5\n1 open depots, 2 routes"
+    assert switches == [] and plt.get_fignums() == figures
+
+
 def test_random_rollouts_of_a_generated_batch_reach_done():
     env = CLRPEnv(generator_params={"preset": "clrp10"})
     td = env.reset(batch_size=[4])

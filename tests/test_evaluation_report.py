@@ -1,4 +1,4 @@
-"""Evaluation summaries, paired comparisons, Markdown/CSV output and pictures
+"""Evaluation summaries, paired comparisons, Markdown / CSV output
 (clrp_rl4co.evaluation.report)."""
 
 from __future__ import annotations
@@ -8,51 +8,18 @@ import math
 from pathlib import Path
 
 import pytest
+from toy_results import record, toy_table
 
 from clrp_rl4co.evaluation.records import InstanceResult
 from clrp_rl4co.evaluation.report import (
     MethodSummary,
     mean_ci95,
     paired,
-    per_instance_csv,
-    plot_gaps,
-    plot_solution,
-    read_csv,
     summarize,
     t_quantile,
     to_csv,
     to_markdown,
 )
-
-
-def record(method: str, instance: int, cost: float, seconds: float = 1.0, **kw) -> InstanceResult:
-    """A record of a toy table; a non-finite cost is a failure (valid False)."""
-    return InstanceResult(
-        method=method,
-        instance=instance,
-        name=f"toy-{instance}",
-        cost=cost,
-        seconds=seconds,
-        valid=math.isfinite(cost),
-        **kw,
-    )
-
-
-def toy_table() -> list[InstanceResult]:
-    """A and B ran on instances 0..2, the slow exact method C on 0..1 only.
-
-    best: instance 0 -> 90 (C), 1 -> 200 (B), 2 -> 50 (A and B tie).
-    """
-    costs = {
-        "A": [100.0, 220.0, 50.0],
-        "B": [110.0, 200.0, 50.0],
-        "C": [90.0, 240.0],
-    }
-    out = []
-    for method, row in costs.items():
-        for i, c in enumerate(row):
-            out.append(record(method, i, c, seconds=10.0 * (i + 1), optimal=method == "C"))
-    return out
 
 
 def by_method(summaries: list[MethodSummary]) -> dict[str, MethodSummary]:
@@ -240,26 +207,6 @@ def test_csv_round_trip(tmp_path: Path) -> None:
                 assert float(row[name]) == value  # full precision
 
 
-def test_csv_extra_columns_and_read_back(tmp_path: Path) -> None:
-    results = toy_table() + [record("D", 0, 95.0), record("D", 1, math.inf)]
-    summaries = summarize(results, reference={0: 80.0})
-    extra = {"A": {"family": "fam A", "budget": 1.5}, "C": {"family": "fam C", "model": None}}
-    path = to_csv(summaries, tmp_path / "summary.csv", extra=extra)
-    header = path.read_text().splitlines()[0].split(",")
-    assert header[-3:] == ["family", "budget", "model"]
-    back = read_csv(path)
-    assert len(back) == len(summaries)
-    for (got, _), want in zip(back, summaries):
-        for name, value in vars(want).items():
-            other = getattr(got, name)
-            assert type(other) is type(value), name
-            assert other == value or (math.isnan(value) and math.isnan(other)), name
-    extras = [e for _, e in back]
-    assert extras[0] == {"family": "fam A", "budget": "1.5", "model": ""}
-    assert extras[1] == {"family": "", "budget": "", "model": ""}  # B: no extra columns
-    assert extras[2]["family"] == "fam C" and extras[2]["model"] == ""  # None -> blank
-
-
 def test_paired_comparison() -> None:
     rows = [
         record("R", 0, 10.0),
@@ -277,64 +224,3 @@ def test_paired_comparison() -> None:
     # diffs -1, 0: sd = 0.7071, t(0.975, 1) = 12.706 -> half-width 12.706 * 0.7071 / sqrt(2)
     assert stats["ci95"] == pytest.approx(12.7062 * 0.5, rel=1e-4)
     assert paired(rows, "R", "nobody") is None
-
-
-def test_per_instance_csv(tmp_path: Path) -> None:
-    results = toy_table() + [record("D", 1, math.inf)]
-    path = per_instance_csv(results, tmp_path / "instances.csv")
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["instance", "name", "A", "B", "C", "D", "best", "best_method"]
-    assert [r["instance"] for r in rows] == ["0", "1", "2"]
-    assert rows[0]["name"] == "toy-0"
-    assert (rows[0]["best"], rows[0]["best_method"]) == ("90.0", "C")
-    assert (rows[1]["D"], rows[1]["best"], rows[1]["best_method"]) == ("inf", "200.0", "B")
-    assert rows[2]["C"] == "" and rows[2]["D"] == ""
-    assert (float(rows[2]["best"]), rows[2]["best_method"]) == (50.0, "A;B")
-
-
-# --------------------------------------------------------------------------- pictures
-def test_plot_gaps(tmp_path: Path) -> None:
-    tables = {
-        "clrp10": summarize(toy_table()),
-        "clrp20": summarize([r for r in toy_table() if r.method != "C"]),  # C missing
-    }
-    for use_subset in (True, False):
-        path = plot_gaps(tables, tmp_path / f"gaps_{use_subset}.png", use_subset=use_subset)
-        data = path.read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 1000
-
-
-def test_plot_solution(tmp_path: Path) -> None:
-    from clrp_rl4co import CLRPEnv
-    from clrp_rl4co.envs.clrp import generate_dataset
-    from clrp_rl4co.heuristics import nearest_neighbor_rollout
-
-    env = CLRPEnv(generator_params={"preset": "clrp10"})
-    td = generate_dataset(env.generator, 1, seed=0)
-    actions, _ = nearest_neighbor_rollout(env, td.clone())
-    path = plot_solution(env, td, actions, tmp_path / "solution.png", title="nearest neighbour")
-    data = path.read_bytes()
-    assert data.startswith(b"\x89PNG") and len(data) > 1000
-
-
-def test_plots_leave_the_backend_and_pyplot_alone(tmp_path: Path, monkeypatch) -> None:
-    # A library function must not switch the caller's backend (e.g. a notebook's) nor leave
-    # figures registered with pyplot.
-    import matplotlib
-    import matplotlib.pyplot as plt
-
-    from clrp_rl4co import CLRPEnv
-    from clrp_rl4co.envs.clrp import generate_dataset
-    from clrp_rl4co.heuristics import nearest_neighbor_rollout
-
-    switches = []
-    monkeypatch.setattr(matplotlib, "use", lambda *args, **kw: switches.append(args))
-    figures = plt.get_fignums()
-    plot_gaps({"clrp10": summarize(toy_table())}, tmp_path / "gaps.png")
-    env = CLRPEnv(generator_params={"preset": "clrp10"})
-    td = generate_dataset(env.generator, 1, seed=0)
-    actions, _ = nearest_neighbor_rollout(env, td.clone())
-    plot_solution(env, td, actions, tmp_path / "solution.png")
-    assert switches == []
-    assert plt.get_fignums() == figures

@@ -5,9 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from clrp_rl4co.data import instances_checksum
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.envs.clrp import load_dataset, save_dataset
+from clrp_rl4co.envs.clrp import instances_checksum, load_dataset, save_dataset
 from clrp_rl4co.evaluation import MethodSummary
 from experiments.paper_sets import (
     DRLHQ_TEST_SEED,

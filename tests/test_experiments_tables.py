@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from clrp_rl4co.data import instances_checksum
-from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset, load_dataset, save_dataset
+from clrp_rl4co.envs.clrp import (
+    CLRPGenerator,
+    generate_dataset,
+    instances_checksum,
+    load_dataset,
+    save_dataset,
+)
 from clrp_rl4co.evaluation import InstanceResult, Method, ResultCache
 from clrp_rl4co.policies import build_policy, shipped_models
 from experiments import specs

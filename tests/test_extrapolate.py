@@ -74,3 +74,9 @@ def test_shipped_curve_matches_its_provenance():
 def test_paper_set_x8_reads_the_published_table():
     x8, source = ex.paper_set_x8("clrp10")
     assert x8 == ex.PAPER_SET_X8["clrp10"] and source == "results/paper-sets/paper-clrp10.csv"
+
+
+def test_plot_writes_one_panel_per_preset(tmp_path):
+    path = ex.plot({"clrp10": ex.analyse("clrp10", reps=5)}, tmp_path / "extrapolation.png")
+    assert path == tmp_path / "extrapolation.png"
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 1000

@@ -238,3 +238,29 @@ def test_a_call_refuses_to_start_when_its_validation_could_not_measure_prins(tmp
     assert not (tmp_path / "state").exists()
     (tmp_path / report.CURVE).write_text("instances,families_met\n1000,9\n")
     loop.check_validation_inputs(tmp_path)  # no Prins column: nothing to refuse
+
+
+def test_curve_png_has_three_panels_with_the_targets_where_their_metric_is_logged(
+    tmp_path, monkeypatch
+):
+    from matplotlib.figure import Figure
+
+    drawn = []
+    save = Figure.savefig
+
+    def savefig(fig, *args, **kwargs):
+        drawn.append([(ax.get_title(), len(ax.get_lines())) for ax in fig.axes])
+        return save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    rows = [
+        {"instances": 1000.0, "families_met": 3, "family_gap_mean": 20.0},
+        {"instances": 2000.0, "families_met": 5, "family_gap_mean": 18.0},
+    ]
+    path = report.plot_curve(rows, tmp_path / "curve.png")
+    assert path.read_bytes().startswith(b"\x89PNG")
+    with_prins = [dict(r, prins_gap_paper_bks=12.0) for r in rows]
+    report.plot_curve(with_prins, tmp_path / "prins.png")
+    # lines per panel: families (curve + target), gap (curve), Prins (curve + target, or none)
+    assert [n for _, n in drawn[0]] == [2, 1, 0] and [n for _, n in drawn[1]] == [2, 1, 2]
+    assert drawn[1][2][0] == "Prins x8: gap to the paper's BKS, %"

@@ -11,7 +11,7 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.dataset import dataset_checksum, generate_dataset, load_dataset
 from clrp_rl4co.envs.clrp.generator import CLRPGenerator, ffd_feasible
 from clrp_rl4co.envs.clrp.validity import check_instance_validity
-from clrp_rl4co.generators.mixed import MixedRanges, mixed_num_depots
+from clrp_rl4co.mixed_preset import MixedRanges, mixed_num_depots
 
 ROOT = Path(__file__).resolve().parents[1]
 R = MixedRanges()
@@ -378,7 +378,9 @@ def test_points_outside_the_square_are_redrawn_one_by_one():
     td = _mixed(32, num_loc=60, num_depots=3, mixed=dict(cluster_std=(0.3, 0.3), **one))
     customers = td["locs"][:, 3:]
     assert customers.min() > 0 and customers.max() < 1
-    dist = torch.cdist(customers, customers) + torch.eye(60) * 10
+    # exact pairwise distances (cdist's matrix-product shortcut rounds close pairs to 0)
+    exact = "donot_use_mm_for_euclid_dist"
+    dist = torch.cdist(customers, customers, compute_mode=exact) + torch.eye(60) * 10
     assert dist.min() > 1e-6
     td = _mixed(16, num_loc=50, num_depots=3, mixed=dict(cluster_std=(5.0, 5.0), **one))
     customers = td["locs"][:, 3:]
@@ -474,14 +476,32 @@ def test_a_shifted_square_scales_by_its_side():
     assert opening.max() <= R.opening_cost[1] * 3 * 1.5 and opening.max() > R.opening_cost[1]
 
 
-def test_ranges_pickled_under_their_former_module_still_load():
-    """Checkpoints written while the preset lived in the env folder pickle its ranges as
-    ``clrp_rl4co.envs.clrp.generator.MixedRanges``; they load as :class:`MixedRanges`."""
+@pytest.mark.parametrize(
+    "former", ["clrp_rl4co.envs.clrp.generator", "clrp_rl4co.generators.mixed"]
+)
+def test_ranges_pickled_under_a_former_module_still_load(former, tmp_path):
+    """Checkpoints written while the preset lived in the env folder or in
+    ``clrp_rl4co/generators/`` pickle its ranges under that module; they load as
+    :class:`MixedRanges` through :mod:`clrp_rl4co.unpickling` (``load_checkpoint`` and the
+    training's resume)."""
+    import io
     import pickle
+
+    from clrp_rl4co import unpickling
+    from clrp_rl4co.models.training import MovedClassesCheckpointIO
+    from clrp_rl4co.policies.pretrained import load_checkpoint
 
     ranges = MixedRanges(num_loc=(20, 50))
     text = pickle.dumps(ranges, protocol=0)
-    assert b"clrp_rl4co.generators.mixed\nMixedRanges" in text
-    old = text.replace(b"clrp_rl4co.generators.mixed\n", b"clrp_rl4co.envs.clrp.generator\n")
+    assert b"clrp_rl4co.mixed_preset\nMixedRanges" in text
+    old = text.replace(b"clrp_rl4co.mixed_preset\n", former.encode() + b"\n")
     assert old != text
-    assert pickle.loads(old) == ranges
+    assert unpickling.load(io.BytesIO(old)) == ranges
+    path = tmp_path / "old.ckpt"
+    torch.save({"ranges": ranges}, path, pickle_protocol=0, _use_new_zipfile_serialization=False)
+    new = path.read_bytes()
+    path.write_bytes(new.replace(b"clrp_rl4co.mixed_preset\n", former.encode() + b"\n"))
+    assert path.read_bytes() != new
+    assert load_checkpoint(path, weights_only=False)["ranges"] == ranges
+    resumed = MovedClassesCheckpointIO().load_checkpoint(path, weights_only=False)
+    assert resumed["ranges"] == ranges  # a training run resumed from such a checkpoint

@@ -1,6 +1,7 @@
 """The generator's keyword arguments and its preset hook: unknown parameters raise naming them
-and the accepted ones; the env folder alone knows only the paper's presets; ``import
-clrp_rl4co`` registers preset ``"mixed"``, selectable from Python and from the Hydra config.
+and the accepted ones; the env folder alone knows only the paper's presets; ``clrp_rl4co.envs``
+registers preset ``"mixed"`` by its location (imported on first use), selectable from Python
+and from the Hydra config.
 
 Expectations come from the docstrings of ``CLRPGenerator``, ``PresetSampler`` and
 ``register_preset`` and from RL4CO's ``get_sampler`` (the sampler keywords it reads)."""
@@ -24,9 +25,10 @@ from clrp_rl4co.envs.clrp.generator import (
     PRESETS,
     CLRPGenerator,
     PresetSampler,
+    preset_sampler_class,
     register_preset,
 )
-from clrp_rl4co.generators.mixed import MixedRanges, MixedSampler
+from clrp_rl4co.mixed_preset import MixedRanges, MixedSampler
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_DIR = ROOT / "clrp_rl4co" / "envs" / "clrp"
@@ -99,9 +101,10 @@ def test_another_presets_options_raise():
 
 
 # ------------------------------------------------------------------ preset "mixed" in the package
-def test_import_registers_mixed_after_the_paper_presets():
+def test_the_package_registers_mixed_by_location_after_the_paper_presets():
     assert clrp_rl4co.CLRPGenerator is CLRPGenerator
-    assert PRESET_SAMPLERS["mixed"] is MixedSampler
+    assert PRESET_SAMPLERS["mixed"] == "clrp_rl4co.mixed_preset:MixedSampler"
+    assert preset_sampler_class("mixed") is MixedSampler
     assert list(PRESETS) == PAPER_PRESETS
     with pytest.raises(ValueError) as info:
         CLRPGenerator(preset="clrp15")
@@ -140,11 +143,57 @@ def test_register_preset_refuses_a_taken_name():
     class Other(PresetSampler):
         pass
 
-    register_preset("mixed", MixedSampler)  # the same class again: a no-op
-    assert PRESET_SAMPLERS["mixed"] is MixedSampler
+    register_preset("mixed", "clrp_rl4co.mixed_preset:MixedSampler")  # the same again: no-op
+    assert PRESET_SAMPLERS["mixed"] == "clrp_rl4co.mixed_preset:MixedSampler"
     for name in ("mixed", "clrp20", "num_loc"):
         with pytest.raises(ValueError, match=f"^preset: the name '{name}' is taken$"):
             register_preset(name, Other)
+    with pytest.raises(ValueError, match="^preset: the name 'mixed' is taken$"):
+        register_preset("mixed", MixedSampler)  # the class, registered by location
+    with pytest.raises(ValueError, match="^sampler: expected 'package.module:ClassName', got"):
+        register_preset("elsewhere", "clrp_rl4co.mixed_preset.MixedSampler")
+    assert "elsewhere" not in PRESET_SAMPLERS
+
+
+LAZY_MODULE = """
+from clrp_rl4co.mixed_preset import MixedSampler
+
+
+class Copy(MixedSampler):
+    pass
+
+
+NOT_A_SAMPLER = dict
+"""
+
+
+def test_a_preset_registered_by_location_is_imported_when_first_selected(tmp_path, monkeypatch):
+    (tmp_path / "lazy_presets.py").write_text(LAZY_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazy_presets", raising=False)
+    monkeypatch.setitem(PRESET_SAMPLERS, "copy", "lazy_presets:Copy")
+    monkeypatch.setitem(PRESET_SAMPLERS, "dict", "lazy_presets:NOT_A_SAMPLER")
+    monkeypatch.setitem(PRESET_SAMPLERS, "gone", "lazy_presets:Gone")
+    assert "lazy_presets" not in sys.modules
+    gen = CLRPGenerator(preset="copy", num_loc=12)
+    assert type(gen.preset_sampler).__name__ == "Copy" and "lazy_presets" in sys.modules
+    assert gen(2)["demand"].shape == (2, 12)
+    with pytest.raises(TypeError, match="^preset 'dict': lazy_presets:NOT_A_SAMPLER is no Pre"):
+        CLRPGenerator(preset="dict")
+    with pytest.raises(AttributeError, match="Gone"):
+        CLRPGenerator(preset="gone")
+
+
+def test_importing_the_envs_does_not_import_the_mixed_preset(monkeypatch):
+    import importlib
+
+    import clrp_rl4co.envs
+
+    monkeypatch.delitem(sys.modules, "clrp_rl4co.mixed_preset", raising=False)
+    importlib.reload(clrp_rl4co.envs)  # registers "mixed" again by location: a no-op
+    assert "clrp_rl4co.mixed_preset" not in sys.modules
+    CLRPGenerator(preset="mixed", num_loc=20)
+    assert "clrp_rl4co.mixed_preset" in sys.modules  # imported when first selected
 
 
 # ------------------------------------------------------------------ the env folder alone

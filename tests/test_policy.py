@@ -18,7 +18,6 @@ from clrp_rl4co.policies import (
     MTAPolicy,
     rotate45_augmentation,
 )
-from clrp_rl4co.policies.embeddings import depot_features, normalize_coordinates
 
 TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
 
@@ -43,12 +42,12 @@ def hand_made_instance() -> TensorDict:
 
 def test_depot_features_hand_made():
     td = CLRPEnv().reset(hand_made_instance())
-    feats = depot_features(td)[0]
+    feats = CLRPInitEmbedding.depot_features(td)[0]
     # Q/O = [10, 5] -> min-max [1, 0]; Q / total demand (18) = [20/18, 30/18]
     torch.testing.assert_close(feats[:, 0], torch.tensor([1.0, 0.0]))
     torch.testing.assert_close(feats[:, 1], torch.tensor([20 / 18, 30 / 18]))
     td["opening_cost"] = torch.tensor([[2.0, 3.0]])  # equal ratios: guard max == min
-    feats = depot_features(td)[0]
+    feats = CLRPInitEmbedding.depot_features(td)[0]
     assert torch.isfinite(feats).all() and torch.allclose(feats[:, 0], torch.tensor(0.5))
 
 
@@ -59,7 +58,7 @@ def test_init_embedding_invariant_to_translation_and_scale():
     moved = td.clone()
     moved["locs"] = td["locs"] * 37.0 + torch.tensor([5.0, -2.0])
     torch.testing.assert_close(emb(td), emb(moved), rtol=1e-5, atol=1e-5)
-    norm = normalize_coordinates(moved["locs"])
+    norm = CLRPInitEmbedding.normalize_coordinates(moved["locs"])
     assert norm.min() >= 0 and norm.max() <= 1 + 1e-6
 
 
@@ -223,7 +222,7 @@ def test_shipped_policies_load_and_decode():
 def test_baselines_share_a_base_with_drlhq_instead_of_inheriting_from_it():
     from clrp_rl4co.policies import POMOStarPolicy
     from clrp_rl4co.policies.attention import CLRPAttentionPolicy
-    from clrp_rl4co.policies.embeddings import LastNodeLoadContext
+    from clrp_rl4co.policies.queries import LastNodeLoadContext
 
     assert not issubclass(POMOStarPolicy, DRLHQPolicy)
     assert issubclass(POMOStarPolicy, CLRPAttentionPolicy)

@@ -24,7 +24,6 @@ from clrp_rl4co.models import (
     algorithm_of,
     build_model,
     build_policy,
-    curves,
     load_policy,
     monitor_metric,
     shipping,
@@ -34,6 +33,7 @@ from clrp_rl4co.models import (
 from clrp_rl4co.models.curves import ProgressLog
 from clrp_rl4co.models.runs import RunFolder
 from clrp_rl4co.policies import POLICIES
+from experiments import compare_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
@@ -44,7 +44,7 @@ README_COMMANDS = [
     "python run.py experiment=cpu_clrp20 trainer.max_time=00:02:00:00",
     "python run.py experiment=cpu_clrp20 trainer.max_time=00:04:00:00 ckpt_path=last",
     "python run.py experiment=cpu_clrp20 model=pomo trainer.max_time=00:02:00:00",
-    'python -m clrp_rl4co.models.curves --out runs/clrp20 DRLHQ=runs/drlhq_clrp20 "POMO*=runs/pomo_clrp20"',  # noqa: E501
+    'python -m experiments.compare_runs --out runs/clrp20 DRLHQ=runs/drlhq_clrp20 "POMO*=runs/pomo_clrp20"',  # noqa: E501
     "python run.py experiment=cpu_clrp20 env.generator_params.preset=clrp50 init=drlhq_clrp20 trainer.max_time=00:01:00:00",  # noqa: E501
     "python -m clrp_rl4co.models.shipping runs/drlhq_clrp50 drlhq_clrp50_mine",
 ]
@@ -377,8 +377,8 @@ def test_readme_commands(in_tmp, monkeypatch):
         elif argv[:3] == ["python", "-m", "clrp_rl4co.models.shipping"]:
             shipping.main([*argv[3:], "--dest", str(in_tmp / "shipped")])
         else:
-            assert argv[:3] == ["python", "-m", "clrp_rl4co.models.curves"], command
-            curves.main(argv[3:])
+            assert argv[:3] == ["python", "-m", "experiments.compare_runs"], command
+            compare_runs.main(argv[3:])
     runs = in_tmp / "runs"
     assert _ckpt(runs / "drlhq_clrp20" / "checkpoints" / "last.ckpt")["global_step"] == 4
     assert len(RunFolder(runs / "drlhq_clrp20").invocations()) == 2

@@ -69,10 +69,10 @@ def test_patch_applies_and_copies_env_files(snapshot, committed_patch, tmp_path)
 
 
 def test_patch_carries_no_mixed_preset(committed_patch):
-    """Preset "mixed" is the package's (clrp_rl4co/generators/): the patch has only the
+    """Preset "mixed" is the package's (clrp_rl4co/mixed_preset.py): the patch has only the
     paper's presets and the hook that registers others."""
     for text in ("MixedRanges", "MixedSampler", "mixed_ranges", "register_preset(\"mixed\"",
-                 "preset=\"mixed\"", "clrp_rl4co.generators"):  # fmt: skip
+                 "preset=\"mixed\"", "clrp_rl4co.mixed_preset"):  # fmt: skip
         assert text not in committed_patch, text
     assert "def register_preset(" in committed_patch
     assert "+++ b/rl4co/envs/routing/clrp/generator.py" in committed_patch

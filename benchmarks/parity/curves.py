@@ -68,38 +68,33 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
-def plot_curves(rows: list[dict], path: Path, title: str = "") -> None:
-    import matplotlib
+def plot_curves(rows: list[dict], path: Path, title: str = "") -> Path:
+    """``curves.png``: validation objective against training instances, one line per
+    implementation and seed (solid seed 0, dashed the others; the untrained points, instances
+    0, stay in the table only), drawn by the package's learning-curve plotter."""
+    from clrp_rl4co.models import curves as learning_curves
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     colors = {"official": "tab:orange", "ours": "tab:blue"}
+    lines, styles = {}, {}
     for impl in sorted({r["implementation"] for r in rows}):
         for seed in sorted({r["seed"] for r in rows if r["implementation"] == impl}):
-            pts = sorted(  # the untrained points (instances 0) stay in the table only
+            points = sorted(
                 (r["instances_seen"], r["val_objective"])
                 for r in rows
                 if r["implementation"] == impl and r["seed"] == seed and r["instances_seen"] > 0
             )
-            ax.plot(
-                *zip(*pts),
-                marker="o",
-                ms=3,
-                color=colors.get(impl),
-                ls="-" if seed == 0 else "--",
-                label=f"{impl} seed {seed}",
-            )
-    ax.set_xlabel("training instances seen")
-    ax.set_ylabel("multistart greedy objective (lower is better)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+            label = f"{impl} seed {seed}"
+            lines[label] = ([x for x, _ in points], [y for _, y in points])
+            dash = "-" if seed == 0 else "--"
+            styles[label] = {"marker": "o", "color": colors.get(impl), "ls": dash}
+    return learning_curves.plot_curves(
+        lines,
+        path,
+        "training instances seen",
+        "multistart greedy objective (lower is better)",
+        title=title,
+        styles=styles,
+    )
 
 
 def curve_rows(implementation: str, seed: int, ckpts: dict, cache: dict, args) -> list[dict]:

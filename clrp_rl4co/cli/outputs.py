@@ -74,36 +74,28 @@ def write_solution(job: Job, result: SolveResult, seed: int, out: Path, plot: bo
 
 
 def plot_title(label: str, result: SolveResult, instance: CLRPInstance) -> str:
-    """The PNG's title: the instance and method, then the cost parts (``docs/formats.md``)."""
+    """The PNG's title above the depot and route counts: the instance and method, then the cost
+    parts in full (``docs/formats.md``)."""
     cost = result.solution.cost(instance)
-    routes = result.solution.num_routes
-    depots = len(result.solution.open_depots)
     return (
         f"{label} ({result.method}{', interrupted' if result.interrupted else ''})\n"
         f"cost {cost.total:.10g} = depots {cost.opening:.10g} + vehicles {cost.vehicles:.10g}"
-        f" + routing {cost.routing:.10g}\n{depots} open depots, {routes} routes"
+        f" + routing {cost.routing:.10g}"
     )
 
 
 def plot_solution(job: Job, result: SolveResult, path: Path) -> Path:
-    """A PNG of the instance and its routes, titled with :func:`plot_title`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """A PNG of the instance and its routes (:func:`clrp_rl4co.envs.clrp.plot_solution`), titled
+    with :func:`plot_title`."""
     import torch
 
     from ..data import instances_to_tensordict
-    from ..envs.clrp import render
+    from ..envs.clrp import plot_solution as plot
 
     instance = job.instance
     td = instances_to_tensordict([instance])
     actions = torch.tensor([result.solution.to_actions(instance.num_depots)])
-    fig, ax = plt.subplots(figsize=(7, 7))
-    render(td, actions, ax=ax, title=plot_title(job.label, result, instance))
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return plot(td, actions, path, title=plot_title(job.label, result, instance))
 
 
 def summary_row(job: Job, result: SolveResult | None, bks: float | None, error: str | None) -> dict:

@@ -1,7 +1,6 @@
 """Instances, solutions, benchmark files and best-known values."""
 
 from .bks import PrinsBKS, prins_bks
-from .datasets import instances_checksum, load_or_draw
 from .instance import (
     CAPACITY_TOLERANCE,
     CLRPInstance,
@@ -20,9 +19,7 @@ __all__ = [
     "PrinsBKS",
     "Route",
     "benchmarks_dir",
-    "instances_checksum",
     "instances_to_tensordict",
-    "load_or_draw",
     "prins_bks",
     "prins_files",
     "read_json_instance",

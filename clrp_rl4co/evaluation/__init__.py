@@ -1,5 +1,5 @@
 """Evaluate policies and solvers on a dataset: methods, per-instance records with a resumable
-cache, and reports (mean with 95% CI, gaps, paired comparisons, Markdown / CSV, pictures)."""
+cache, and reports (mean with 95% CI, gaps, paired comparisons, Markdown / CSV)."""
 
 from .methods import EvalData, Method, run_method, validated
 from .records import InstanceResult, ResultCache, policy_fingerprint

@@ -43,6 +43,11 @@ class InstanceResult:
     actions: list[int] = field(default_factory=list)
     extra: dict = field(default_factory=dict)
 
+    @property
+    def failed(self) -> bool:
+        """The record holds no valid solution (``valid`` False or a non-finite ``cost``)."""
+        return not self.valid or not math.isfinite(self.cost)
+
     def to_json(self) -> str:
         data = asdict(self)
         data["cost"] = None if math.isinf(self.cost) else self.cost

@@ -1,5 +1,4 @@
-"""Summaries of evaluation results: per-method rows, paired comparisons, Markdown/CSV output and
-pictures.
+"""Summaries of evaluation results: per-method rows, paired comparisons, Markdown / CSV output.
 
 The results of an evaluation (e.g. generated instances or the 30 Prins instances) are a list of
 :class:`~clrp_rl4co.evaluation.records.InstanceResult`, one per (method, instance); ``method``
@@ -29,14 +28,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..markdown import markdown_table
 from .records import InstanceResult
-
-if TYPE_CHECKING:
-    import torch
-    from tensordict import TensorDict
 
 #: Two-sided confidence level of the ``ci95`` fields.
 CONFIDENCE = 0.95
@@ -127,11 +122,6 @@ class MethodSummary:
     ref_instances: int = 0
 
 
-def _failed(result: InstanceResult) -> bool:
-    """The record holds no valid solution."""
-    return not result.valid or not math.isfinite(result.cost)
-
-
 def index_results(results: Iterable[InstanceResult]) -> dict[str, dict[int, InstanceResult]]:
     """Records by method (first-appearance order) and instance.
 
@@ -156,7 +146,7 @@ def best_costs(by_method: dict[str, dict[int, InstanceResult]]) -> dict[int, flo
     best: dict[int, float] = {}
     for rows in by_method.values():
         for i, r in rows.items():
-            cost = math.inf if _failed(r) else r.cost
+            cost = math.inf if r.failed else r.cost
             best[i] = min(best.get(i, math.inf), cost)
     return best
 
@@ -201,7 +191,7 @@ def summarize(
     summaries = []
     for method in methods:
         rows = by_method[method]
-        ok = {i: r for i, r in rows.items() if not _failed(r)}
+        ok = {i: r for i, r in rows.items() if not r.failed}
         gaps = {i: _gap(r.cost, best[i], f"instance {i}") for i, r in ok.items()}
         failures = len(rows) - len(ok)
         objective, ci95 = mean_ci95(r.cost for r in rows.values())
@@ -246,8 +236,8 @@ def paired(results: list[InstanceResult], first: str, second: str) -> dict | Non
     none): ``n``, ``mean_diff`` (mean of ``first - second``, instance units) with its 95% CI
     half-width ``ci95``, and ``wins`` / ``ties`` / ``losses`` of ``first`` (lower / equal /
     higher cost, up to 1e-9)."""
-    a = {r.instance: r.cost for r in results if r.method == first and not _failed(r)}
-    b = {r.instance: r.cost for r in results if r.method == second and not _failed(r)}
+    a = {r.instance: r.cost for r in results if r.method == first and not r.failed}
+    b = {r.instance: r.cost for r in results if r.method == second and not r.failed}
     common = sorted(set(a) & set(b))
     if not common:
         return None
@@ -407,191 +397,3 @@ def to_csv(
             writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else v
                              for v in row])  # fmt: skip
     return path
-
-
-def read_csv(path: str | Path) -> list[tuple[MethodSummary, dict[str, str]]]:
-    """The rows of a CSV written by :func:`to_csv`: each :class:`MethodSummary` (floats read
-    back exactly) with its extra columns as text."""
-    kinds = {f.name: f.type for f in fields(MethodSummary)}
-    out = []
-    with Path(path).open(newline="") as f:
-        for row in csv.DictReader(f):
-            values = {}
-            for name, kind in kinds.items():
-                text = row[name]
-                values[name] = (
-                    text if kind == "str" else int(text) if kind == "int" else float(text)
-                )
-            extra = {k: v for k, v in row.items() if k not in kinds}
-            out.append((MethodSummary(**values), extra))
-    return out
-
-
-def per_instance_csv(
-    results: list[InstanceResult], path: str | Path, methods: list[str] | None = None
-) -> Path:
-    """Write one row per instance: one cost column per method, the best cost and its method.
-
-    Columns: ``instance, name, <method>..., best, best_method``. A method's cell is blank when
-    it did not run on the instance and ``inf`` when it failed; ``best_method`` lists the tied
-    methods separated by ``;`` (blank, like ``best``, when every method failed). Rows are in
-    instance order; costs are written at full precision (instance units). Returns the path.
-
-    Args:
-        results: every record of the table.
-        path: the CSV file.
-        methods: the cost columns, in order (default: every method, first-appearance order);
-            ``best`` is taken over these methods.
-    """
-    by_method = index_results(results)
-    if methods is None:
-        methods = list(by_method)
-    names: dict[int, str] = {}
-    for m in methods:
-        for i, r in by_method.get(m, {}).items():
-            if not names.get(i):
-                names[i] = r.name
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["instance", "name", *methods, "best", "best_method"])
-        for i in sorted(names):
-            costs: dict[str, float] = {}
-            for m in methods:
-                r = by_method.get(m, {}).get(i)
-                if r is not None:
-                    costs[m] = math.inf if _failed(r) else r.cost
-            best = min(costs.values(), default=math.inf)
-            winners = [m for m, c in costs.items() if c == best and math.isfinite(c)]
-            writer.writerow(
-                [
-                    i,
-                    names[i],
-                    *(repr(costs[m]) if m in costs else "" for m in methods),
-                    repr(best) if math.isfinite(best) else "",
-                    ";".join(winners),
-                ]
-            )
-    return path
-
-
-# --------------------------------------------------------------------------- pictures
-def _figure(width: float, height: float):
-    """A :class:`matplotlib.figure.Figure` outside pyplot: no backend chosen or changed, no
-    figure left registered with pyplot (``savefig`` renders it with Agg for a PNG)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height))
-
-
-def _save(fig, path: str | Path) -> Path:
-    """Write ``fig`` as a PNG (parent folders created) and return the path."""
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    return path
-
-
-def plot_gaps(
-    tables: dict[str, list[MethodSummary]], path: str | Path, use_subset: bool = True
-) -> Path:
-    """Grouped bar chart (PNG) of the gaps to the best cost, one group per table.
-
-    x: the tables (e.g. ``clrp10 ... clrp100``, labelled with their common-subset size when
-    ``use_subset``); bars: the methods, one colour each (a method missing from a table, or
-    without a gap there, has no bar); y: the mean gap in percent, on the common subset by
-    default, else over each method's own instances with its 95% confidence interval as error
-    bar. Returns the path.
-    """
-    import matplotlib
-
-    methods: list[str] = []
-    for rows in tables.values():
-        for s in rows:
-            if s.method not in methods:
-                methods.append(s.method)
-    width = 0.8 / max(len(methods), 1)
-    width_in = min(14.0, max(6.0, 0.3 * len(tables) * max(len(methods), 2)))
-    fig = _figure(width_in, 5.0)
-    ax = fig.subplots()
-    cmap = matplotlib.colormaps["tab10" if len(methods) <= 10 else "tab20"]
-    for k, method in enumerate(methods):
-        xs, ys, errs = [], [], []
-        for g, rows in enumerate(tables.values()):
-            row = next((s for s in rows if s.method == method), None)
-            if row is None:
-                continue
-            value = row.subset_gap if use_subset else row.gap
-            if not math.isfinite(value):
-                continue
-            xs.append(g - 0.4 + (k + 0.5) * width)
-            ys.append(value)
-            errs.append(0.0 if use_subset or not math.isfinite(row.gap_ci95) else row.gap_ci95)
-        bars = ax.bar(
-            xs,
-            ys,
-            width=width,
-            label=method,
-            color=cmap(k % cmap.N),
-            yerr=None if use_subset else errs,
-            capsize=2,
-        )
-        ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
-    labels = []
-    for name, rows in tables.items():
-        n = rows[0].subset_instances if rows else 0
-        labels.append(f"{name}\n(n={n})" if use_subset else name)
-    ax.set_xticks(range(len(tables)), labels)
-    ax.set_xlabel("table")
-    ax.set_ylabel("gap to best (%)" + (" on common subset" if use_subset else ", ±95% CI"))
-    ax.set_title("Mean per-instance gap to the best method")
-    ax.axhline(0.0, color="0.3", lw=0.8)
-    ax.grid(axis="y", alpha=0.3)
-    if methods:
-        ax.legend(fontsize=8, ncol=1 + len(methods) // 8, loc="best")
-    return _save(fig, path)
-
-
-def plot_solution(
-    env: Any,
-    td: TensorDict,
-    actions: torch.Tensor,
-    path: str | Path,
-    title: str | None = None,
-    index: int = 0,
-) -> Path:
-    """Render instance ``index`` of ``td`` with its solution ``actions`` to a PNG.
-
-    Args:
-        env: a :class:`~clrp_rl4co.envs.clrp.env.CLRPEnv`.
-        td: the instances, batch ``[B]`` (or one unbatched instance); reset or not.
-        actions: env node indices ``[B, T]`` (or ``[T]``), depots ``0..D-1``, customers ``D+j``.
-        path: the PNG file.
-        title: a line above the cost breakdown that :func:`~clrp_rl4co.envs.clrp.render.render`
-            writes.
-        index: which instance of the batch.
-
-    Raises:
-        ValueError: the actions are infeasible or do not finish the solution.
-    """
-    import torch
-
-    if td.batch_size == torch.Size([]):
-        td = td.unsqueeze(0)
-        index = 0
-    actions = torch.as_tensor(actions)
-    if actions.dim() == 1:
-        actions = actions.unsqueeze(0)
-        actions_row = actions
-    else:
-        actions_row = actions[index : index + 1]
-    instance = td[index : index + 1]
-    final = env.rollout_actions(instance.clone(), actions_row)
-    fig = _figure(6.0, 6.0)
-    ax = fig.subplots()
-    env.render(final, actions_row, ax=ax)
-    if title:
-        ax.set_title(f"{title}\n{ax.get_title()}", fontsize=9)
-    return _save(fig, path)

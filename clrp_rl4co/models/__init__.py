@@ -4,7 +4,7 @@
   the paper's schedule, fixed validation sets (re-exported here);
 - :mod:`.training`: the one training implementation (``run.py``, ``configs/``);
 - :mod:`.runs`: the layout of a run folder;
-- :mod:`.curves`: metrics CSV across resumes, progress lines, learning-curve plots;
+- :mod:`.curves`: metrics CSV across resumes, progress lines, the learning-curve plotter;
 - :mod:`.shipping`: a run's policy as a pretrained model with its provenance;
 - :mod:`.decoding`: decoding a batch under a decode spec (:class:`DecodeSpec`,
   :func:`decode_batch`).

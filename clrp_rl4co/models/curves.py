@@ -1,24 +1,17 @@
 """Learning curves: the metrics CSV that survives a resume, the progress line logged at each
-validation, a run's learning-curve PNG, and several runs side by side (CSV + PNG).
+validation (and their readers), and the one learning-curve plotter (:func:`draw_curves` onto
+axes, :func:`plot_curves` into a PNG, :func:`plot_run` for a run folder's metrics).
 
-Compare runs (run folders, metrics CSVs or logs holding the progress lines; several sources of
-one run are merged, a step seen twice keeps the later value)::
-
-    python -m clrp_rl4co.models.curves --out results/training/clrp20 \\
-        DRLHQ=runs/drlhq_clrp20 "POMO*=runs/pomo_clrp20" "MTA*=runs/mta_clrp20"
-
-writes ``<out>.csv`` (label, step, training instances, validation costs) and ``<out>.png``.
+Several runs side by side (CSV + PNG) are the harness's ``python -m experiments.compare_runs``.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import logging
-import math
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +20,8 @@ from lightning.pytorch.loggers import CSVLogger
 from lightning.pytorch.loggers.csv_logs import ExperimentWriter
 from lightning.pytorch.loggers.logger import rank_zero_experiment
 
-from .build import monitor_metric
-from .runs import RunFolder
-
 #: Reward metrics a run's learning curve shows (as costs: cost = -reward).
 CURVE_METRICS = ("val/reward", "val/max_reward", "val/max_aug_reward", "train/reward")
-
-#: Columns of the comparison CSV for the validation metrics (costs).
-COST_COLUMNS = {
-    "val/max_reward": "val_cost_best_start",
-    "val/reward": "val_cost_mean",
-    "val/max_aug_reward": "val_cost_best_aug",
-}
 
 #: A progress line: ``[epoch E step S M min] key=value ...`` (:class:`ProgressLog`), after the
 #: logging handler's prefix if any (Hydra's ``[time][logger][INFO] - ``).
@@ -152,64 +135,75 @@ def read_progress_log(path: str | Path) -> Series:
     return series
 
 
-def merge(parts: Iterable[Series]) -> Series:
-    """Series of several parts of one run; a step in a later part wins."""
-    merged: Series = {}
-    for part in parts:
-        for key, points in part.items():
-            merged.setdefault(key, {}).update(points)
-    return merged
-
-
-def read_source(path: str | Path) -> Series:
-    """A run folder (its ``csv/metrics.csv``), a metrics ``.csv`` or a text log."""
-    path = Path(path)
-    if path.is_dir():
-        return read_metrics_csv(RunFolder(path).metrics)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no run folder, metrics CSV or log")
-    return read_metrics_csv(path) if path.suffix == ".csv" else read_progress_log(path)
-
-
-def _plot(
-    lines: dict[str, tuple[list[float], list[float]]],
+def draw_curves(
+    ax,
+    lines: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     xlabel: str,
     ylabel: str,
-    png: Path,
-    hlines: dict[str, float] | None = None,
-) -> None:
-    """Draw ``lines`` (label -> (xs, ys)) and, for each ``hlines`` entry (label -> y), a dashed
-    horizontal reference line (e.g. a paper's figure) into ``png``."""
-    import matplotlib.pyplot as plt
+    hlines: Mapping[str, float] | None = None,
+    title: str | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+):
+    """Draw learning curves onto the matplotlib axes ``ax`` and return them.
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    Args:
+        ax: the axes.
+        lines: label -> (xs, ys), one curve each (markers while a curve has under 50 points).
+        xlabel, ylabel: the axis labels.
+        hlines: label -> y: dashed horizontal reference lines (e.g. a paper's figure).
+        title: the axes' title.
+        styles: label -> keyword arguments of ``ax.plot`` for that curve (colour, line style,
+            ...), over the defaults.
+    """
     for label, (xs, ys) in lines.items():
-        ax.plot(xs, ys, marker="o" if len(xs) < 50 else None, ms=3, lw=1.2, label=label)
-    for (label, y), style in zip((hlines or {}).items(), ("--", ":", "-.", (0, (5, 5)))):
-        ax.axhline(y, color="0.3", ls=style, lw=1.0, label=f"{label} {y:.4f}")
+        style = {"marker": "o" if len(xs) < 50 else None, "ms": 3, "lw": 1.2}
+        style.update((styles or {}).get(label, {}))
+        ax.plot(xs, ys, label=label, **style)
+    for (label, y), dash in zip((hlines or {}).items(), ("--", ":", "-.", (0, (5, 5)))):
+        ax.axhline(y, color="0.3", ls=dash, lw=1.0, label=f"{label} {y:.4f}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend()
+    if lines or hlines:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def save_png(fig, png: str | Path, dpi: int = 120) -> Path:
+    """Write the matplotlib figure ``fig`` (made outside pyplot) to ``png``, parent folders
+    created; returns the path."""
+    png = Path(png)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
+    fig.savefig(png, dpi=dpi)
+    return png
 
 
 def plot_curves(
-    lines: dict[str, tuple[list[float], list[float]]],
+    lines: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     png: str | Path,
     xlabel: str = "training instances",
     ylabel: str = "validation objective (cost)",
-    hlines: dict[str, float] | None = None,
+    hlines: Mapping[str, float] | None = None,
+    title: str | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
     """A learning-curve PNG of ``lines`` (label -> (xs, ys)) with reference ``hlines``
-    (label -> y, dashed); returns ``png``."""
-    if not any(xs for xs, _ in lines.values()):
+    (label -> y, dashed), drawn by :func:`draw_curves` on a figure outside pyplot (the
+    caller's backend is left alone); returns ``png``.
+
+    Raises:
+        ValueError: no line has a point.
+    """
+    from matplotlib.figure import Figure
+
+    if not any(len(xs) for xs, _ in lines.values()):
         raise ValueError(f"lines: no points to plot into {png}")
-    _plot(lines, xlabel, ylabel, Path(png), hlines)
-    return Path(png)
+    fig = Figure(figsize=(7, 4))
+    draw_curves(fig.subplots(), lines, xlabel, ylabel, hlines, title, styles)
+    return save_png(fig, png)
 
 
 def plot_run(metrics_csv: str | Path, png: str | Path) -> bool:
@@ -226,98 +220,5 @@ def plot_run(metrics_csv: str | Path, png: str | Path) -> bool:
             lines[key.replace("reward", "cost")] = (steps, [-series[key][s] for s in steps])
     if not lines:
         return False
-    _plot(lines, "training step", "objective (cost)", Path(png))
+    plot_curves(lines, png, "training step", "objective (cost)")
     return True
-
-
-def compare_runs(
-    runs: dict[str, Sequence[str | Path]],
-    out: str | Path,
-    batch_size: int | None = None,
-    metric: str | None = None,
-    max_step: int | None = None,
-) -> list[dict[str, Any]]:
-    """Validation curves of several runs side by side: ``<out>.csv`` and ``<out>.png``.
-
-    ``runs``: label -> sources of one run (:func:`read_source`, merged in order).
-    ``batch_size``: training instances per step for sources that are not run folders (a run
-    folder knows its own). ``metric``: the reward plotted (default: the run's checkpoint
-    metric, :func:`monitor_metric`; ``val/max_reward`` for logs). Returns the CSV rows."""
-    if not runs:
-        raise ValueError("runs: no run given")
-    out = Path(out)
-    rows: list[dict[str, Any]] = []
-    lines = {}
-    for label, sources in runs.items():
-        series = merge(read_source(s) for s in sources)
-        folder = next((RunFolder(s) for s in sources if Path(s).is_dir()), None)
-        per_step = folder.instances_per_step() if folder and batch_size is None else batch_size
-        if per_step is None:
-            raise ValueError(f"{label}: --batch-size is needed for {list(map(str, sources))}")
-        name = metric or (
-            monitor_metric(str(folder.config().model.algorithm)) if folder else "val/max_reward"
-        )
-        points = series.get(name, {})
-        steps = sorted(s for s in points if max_step is None or s <= max_step)
-        if not steps:
-            raise ValueError(f"{label}: no {name} values in {list(map(str, sources))}")
-        for step in steps:
-            row: dict[str, Any] = {
-                "label": label,
-                "step": step,
-                "training_instances": step * per_step,
-            }
-            for key, column in COST_COLUMNS.items():
-                row[column] = -series[key][step] if step in series.get(key, {}) else math.nan
-            rows.append(row)
-        lines[label] = ([s * per_step for s in steps], [-points[s] for s in steps])
-        best = min(-points[s] for s in steps)
-        log.info(
-            "%s: %d validations up to step %d, best cost %.4f", label, len(steps), steps[-1], best
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.with_suffix(".csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    ylabel = "validation objective" + (f" ({metric})" if metric else "")
-    _plot(lines, "training instances", ylabel, out.with_suffix(".png"))
-    return rows
-
-
-def _parse_run(text: str) -> tuple[str, list[str]]:
-    label, sep, sources = text.partition("=")
-    if not sep or not label or not sources:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL=SOURCE[,SOURCE...]")
-    return label, sources.split(",")
-
-
-def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    p = argparse.ArgumentParser(
-        prog="python -m clrp_rl4co.models.curves",
-        description="Validation curves of training runs side by side (CSV + PNG).",
-    )
-    p.add_argument(
-        "runs",
-        nargs="+",
-        type=_parse_run,
-        help="LABEL=SOURCE[,SOURCE...]: run folders, metrics CSVs or logs",
-    )
-    p.add_argument("--out", required=True, help="stem of the .csv and .png")
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=None,
-        help="training instances per step (needed for logs and CSVs)",
-    )
-    p.add_argument("--metric", default=None, help="default: each run's checkpoint metric")
-    p.add_argument("--max-step", type=int, default=None, help="ignore later steps")
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    rows = compare_runs(dict(args.runs), args.out, args.batch_size, args.metric, args.max_step)
-    print(f"written: {Path(args.out).with_suffix('.csv')} and {Path(args.out).with_suffix('.png')}")
-    return rows
-
-
-if __name__ == "__main__":
-    main()

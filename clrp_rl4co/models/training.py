@@ -37,11 +37,12 @@ import hydra
 import lightning as L
 import torch
 from hydra.utils import get_class, instantiate
+from lightning.fabric.plugins.io.torch_io import TorchCheckpointIO
 from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger, Logger
 from omegaconf import DictConfig, OmegaConf
 
-from clrp_rl4co import provenance
+from clrp_rl4co import provenance, unpickling
 from clrp_rl4co.policies import load_policy
 
 from .build import algorithm_of, fixed_dataset, monitor_metric
@@ -106,6 +107,23 @@ def resume_checkpoint(ckpt_path: str | None, run: RunFolder) -> Path | None:
     if not path.is_file():
         raise FileNotFoundError(f"ckpt_path: {ckpt_path!r} is no file (or use ckpt_path=last)")
     return path
+
+
+class MovedClassesCheckpointIO(TorchCheckpointIO):
+    """Lightning's checkpoint reader, but a resumed checkpoint (read with
+    ``weights_only=False``: it pickles env and policy) finds the classes that moved since it
+    was written at their home (:mod:`clrp_rl4co.unpickling`)."""
+
+    def load_checkpoint(
+        self, path, map_location=lambda storage, loc: storage, weights_only: bool | None = None
+    ):
+        if weights_only is not False:
+            return super().load_checkpoint(path, map_location, weights_only)
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"Checkpoint file not found: {path}")
+        return torch.load(
+            path, map_location=map_location, weights_only=False, pickle_module=unpickling
+        )
 
 
 def _instantiate_group(group: DictConfig | None) -> dict[str, Any]:
@@ -180,7 +198,11 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
     if matmul is not None:
         trainer_cfg["matmul_precision"] = matmul
     trainer = instantiate(
-        trainer_cfg, callbacks=callbacks, logger=loggers or False, _convert_="all"
+        trainer_cfg,
+        callbacks=callbacks,
+        logger=loggers or False,
+        plugins=[MovedClassesCheckpointIO()],
+        _convert_="all",
     )
 
     resumed_from = resume_checkpoint(cfg.get("ckpt_path"), run)
@@ -199,7 +221,7 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
         run.record_invocation(
             {
                 "command": command,
-                "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "commit": provenance.git_commit(),
                 "uncommitted_changes": provenance.uncommitted_changes(),
                 "resumed_from": str(resumed_from) if resumed_from else None,

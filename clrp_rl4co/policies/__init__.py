@@ -5,9 +5,9 @@ from .base import CLRPPolicyMixin
 from .baselines import MTADecoder, MTAEncoder, MTAPolicy, POMOStarPolicy
 from .cost_features import CostFeatureInitEmbedding, DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
-from .embeddings import HeterogeneousQueryContext, LastNodeLoadContext
 from .env_embeddings import CLRPContext, CLRPInitEmbedding, clrp_embeddings
 from .pretrained import PRETRAINED_DIR, policy_config, shipped_models
+from .queries import HeterogeneousQueryContext, LastNodeLoadContext
 from .registry import (
     POLICIES,
     TITLES,

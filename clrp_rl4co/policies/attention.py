@@ -7,8 +7,9 @@ from rl4co.models.nn.env_embeddings.dynamic import StaticEmbedding
 from rl4co.models.zoo.am.policy import AttentionModelPolicy
 
 from .base import ARCHITECTURE, CLRPPolicyMixin
-from .embeddings import CLRPInitEmbedding, PrecomputedQueryDecoder
+from .env_embeddings import CLRPInitEmbedding
 from .pretrained import PretrainedMixin
+from .queries import PrecomputedQueryDecoder
 
 
 class CLRPAttentionPolicy(CLRPPolicyMixin, PretrainedMixin, AttentionModelPolicy):
@@ -27,7 +28,7 @@ class CLRPAttentionPolicy(CLRPPolicyMixin, PretrainedMixin, AttentionModelPolicy
 
     A subclass sets ``context_class``: a module built as ``context_class(embed_dim)`` whose
     ``precompute(h)`` and ``query(parts, td)`` give the decoder's query (see
-    :mod:`.embeddings`). The class name is what :meth:`save_pretrained` records, so each
+    :mod:`.queries`). The class name is what :meth:`save_pretrained` records, so each
     shipped model names its subclass.
 
     Args:

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import Tensor
 
-from .embeddings import normalize_coordinates
+from .env_embeddings import CLRPInitEmbedding
 
 
 def rotate45_augmentation(xy: Tensor, num_augment: int = 8, *args, **kwargs) -> Tensor:
@@ -27,4 +27,4 @@ def rotate45_augmentation(xy: Tensor, num_augment: int = 8, *args, **kwargs) -> 
         [torch.cos(angle) * x - torch.sin(angle) * y, torch.sin(angle) * x + torch.cos(angle) * y],
         dim=-1,
     )
-    return normalize_coordinates(rotated)
+    return CLRPInitEmbedding.normalize_coordinates(rotated)

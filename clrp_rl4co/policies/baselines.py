@@ -18,8 +18,9 @@ from torch import Tensor
 
 from .attention import CLRPAttentionPolicy
 from .base import CLRPPolicyMixin, split_architecture
-from .embeddings import CLRPInitEmbedding, LastNodeLoadContext
+from .env_embeddings import CLRPInitEmbedding
 from .pretrained import PretrainedMixin
+from .queries import LastNodeLoadContext
 
 
 class POMOStarPolicy(CLRPAttentionPolicy):

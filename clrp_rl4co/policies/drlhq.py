@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .attention import CLRPAttentionPolicy
-from .embeddings import HeterogeneousQueryContext
+from .queries import HeterogeneousQueryContext
 
 
 class DRLHQPolicy(CLRPAttentionPolicy):

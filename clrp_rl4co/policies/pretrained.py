@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from .. import unpickling
+
 #: Folder of the models shipped with the package.
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
 
@@ -39,7 +41,7 @@ def shipped_name(name_or_path: str | Path, policy: str | None) -> str | Path:
     return name_or_path
 
 
-def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
+def pretrained_files(name_or_path: str | Path) -> tuple[Path, Path]:
     """``(weights.pt, config.json)`` for a shipped name, a stem path, or either file's path.
 
     A bare name (no folder) is looked up among the shipped models first, then in the current
@@ -82,15 +84,18 @@ def _resolve(name_or_path: str | Path) -> tuple[Path, Path]:
 def load_checkpoint(path: str | Path, map_location: str = "cpu", weights_only: bool = True):
     """``torch.load`` of a saved policy file, with an error that names the file and says what
     is wrong with it (empty, truncated or not a PyTorch file, or objects that
-    ``weights_only=True`` refuses) instead of torch's bare zip or unpickling error.
+    ``weights_only=True`` refuses) instead of torch's bare zip or unpickling error. With
+    ``weights_only=False`` (trusted files only) classes pickled before they moved are found at
+    their home (:mod:`clrp_rl4co.unpickling`).
 
     Raises:
         FileNotFoundError, PermissionError: as ``open`` would.
         ValueError: the file is not a readable PyTorch checkpoint.
     """
     path = Path(path)
+    moved = {} if weights_only else {"pickle_module": unpickling}
     try:
-        return torch.load(path, map_location=map_location, weights_only=weights_only)
+        return torch.load(path, map_location=map_location, weights_only=weights_only, **moved)
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except (RuntimeError, pickle.UnpicklingError, EOFError, OSError, ValueError) as exc:
@@ -147,7 +152,9 @@ class PretrainedMixin:
         ``torch.load(weights_only=True)``; ``overrides`` replace config entries that do not
         change the parameters (e.g. decode types).
         """
-        weights, config_path = _resolve(shipped_name(name_or_path, vars(cls).get("registry_name")))
+        weights, config_path = pretrained_files(
+            shipped_name(name_or_path, vars(cls).get("registry_name"))
+        )
         meta = json.loads(config_path.read_text())
         if meta.get("class", cls.__name__) != cls.__name__:
             raise ValueError(

@@ -18,7 +18,7 @@ import torch
 from .baselines import MTAPolicy, POMOStarPolicy
 from .cost_features import DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
-from .pretrained import _resolve, load_checkpoint, shipped_name
+from .pretrained import load_checkpoint, pretrained_files, shipped_name
 
 #: Policy classes by name (each class's ``registry_name``).
 POLICIES: dict[str, type[torch.nn.Module]] = {
@@ -91,6 +91,6 @@ def load_policy(
         }
         policy.load_state_dict(state)
         return policy.to(map_location)
-    _, meta_path = _resolve(path)  # a shipped name or a saved path (else FileNotFoundError)
+    _, meta_path = pretrained_files(path)  # a shipped name or a saved path (else FileNotFoundError)
     cls = policy_class(json.loads(meta_path.read_text())["class"])
     return cls.from_pretrained(path, map_location=map_location)

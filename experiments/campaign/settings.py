@@ -85,12 +85,12 @@ LOG_TAIL_BYTES = 200_000
 
 
 def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def session_id() -> str:
     """A session's name: its UTC start, e.g. ``20261127T101500Z``."""
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def sha256_file(path: str | Path) -> str:

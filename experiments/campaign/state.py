@@ -99,7 +99,7 @@ def draw_val_set(preset: str, size: int, seed: int = CAMPAIGN_VAL_SEED) -> Tenso
 def load_val_set(state_dir: Path, validation: dict[str, Any]) -> TensorDict:
     """The validation set a state names (drawn and written when missing); its checksum must
     be the state's."""
-    from clrp_rl4co.data import load_or_draw
+    from ..published_sets import load_or_draw
 
     preset, size, seed = validation["preset"], int(validation["size"]), int(validation["seed"])
     return load_or_draw(
@@ -145,7 +145,7 @@ def init_state(
 ) -> TrackState:
     """A new track's state (not written): from the shipped model for the shipped size, fresh
     otherwise; the validation set is drawn (and written) now and its checksum pinned."""
-    from clrp_rl4co.data import instances_checksum
+    from clrp_rl4co.envs.clrp import instances_checksum
 
     val_size = int(val_size or PRESET_SETTINGS[preset].val_size)
     validation = {

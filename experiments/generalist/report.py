@@ -76,30 +76,25 @@ def write_curve_png(report_dir: Path) -> Path | None:
 
 
 def plot_curve(rows: list[dict[str, float]], path: Path) -> Path:
-    """Plot the rows of ``curve.csv`` (:func:`read_curve`) into the PNG ``path``."""
-    import matplotlib
+    """Plot the rows of ``curve.csv`` (:func:`read_curve`) into the PNG ``path``: three panels
+    against training instances (thousands), drawn by the package's learning-curve plotter."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from clrp_rl4co.models.curves import draw_curves, save_png
 
     x = [r["instances"] / 1000 for r in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    axes[0].plot(x, [r["families_met"] for r in rows], marker="o")
-    axes[0].axhline(FAMILY_COUNT_TARGET, ls="--", c="grey")
-    axes[0].set_title("OOD families within 15% of PyVRP 10 s (x8)")
-    axes[1].plot(x, [r["family_gap_mean"] for r in rows], marker="o")
-    axes[1].set_title("mean gap to PyVRP 10 s over families, %")
-    if all("prins_gap_paper_bks" in r for r in rows):
-        axes[2].plot(x, [r["prins_gap_paper_bks"] for r in rows], marker="o")
-        axes[2].axhline(PRINS_GAP_TARGET, ls="--", c="grey")
-    axes[2].set_title("Prins x8: gap to the paper's BKS, %")
-    for ax in axes:
-        ax.set_xlabel("training instances (thousands)")
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    panels = [
+        ("families_met", FAMILY_COUNT_TARGET, "OOD families within 15% of PyVRP 10 s (x8)"),
+        ("family_gap_mean", None, "mean gap to PyVRP 10 s over families, %"),
+        ("prins_gap_paper_bks", PRINS_GAP_TARGET, "Prins x8: gap to the paper's BKS, %"),
+    ]
+    fig = Figure(figsize=(13, 3.6))
+    for ax, (key, target, title) in zip(fig.subplots(1, 3), panels):
+        shown = all(key in r for r in rows)
+        lines = {key: (x, [r[key] for r in rows])} if shown else {}
+        hlines = {"target": target} if shown and target is not None else None
+        draw_curves(ax, lines, "training instances (thousands)", "", hlines, title)
+    return save_png(fig, path, dpi=110)
 
 
 def instances_to_target(

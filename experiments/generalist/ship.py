@@ -90,7 +90,7 @@ def ship(paper_instances: int = 200) -> str:
         "# The generalist against the shipped generalist",
         "",
         "- command: `python -m experiments.generalist ship`",
-        f"- commit: {commit_line()}; date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- commit: {commit_line()}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
         f"- {PAPER_MODEL} x8 on the paper's {PAPER_PRESET} set (first {paper_instances}): "
         f"{paper_means[PAPER_MODEL]:.4f}",
         f"- verdict: {verdict}",

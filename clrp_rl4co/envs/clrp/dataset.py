@@ -1,6 +1,7 @@
 """Seeded ``.npz`` datasets of instances: draw (:func:`generate_dataset`), write
 (:func:`save_dataset`), read (:func:`load_dataset`, the env's ``load_data``), with a checksum
-over the instance arrays and the seed recorded in the file."""
+over the instance arrays (:func:`dataset_checksum`, :func:`instances_checksum`) and the seed
+recorded in the file."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ def dataset_checksum(arrays: dict[str, np.ndarray]) -> str:
         h.update(f"{key}|{arr.dtype.str}|{arr.shape}|".encode())
         h.update(arr.tobytes())
     return h.hexdigest()
+
+
+def instances_checksum(td: TensorDict) -> str:
+    """Checksum of an instance TensorDict ``[B]`` as :func:`save_dataset` records it."""
+    return dataset_checksum({k: td[k].detach().cpu().numpy() for k in INSTANCE_KEYS})
 
 
 def generate_dataset(generator: Callable[[int], TensorDict], size: int, seed: int) -> TensorDict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import difflib
+import importlib
 import inspect
 import math
 from collections.abc import Callable
@@ -173,21 +174,45 @@ class PresetSampler(abc.ABC):
         """A batch of instances (:func:`~.instance.instance_tensordict`) for ``generator``."""
 
 
-#: Presets registered beyond :data:`PRESETS`: name -> :class:`PresetSampler` subclass.
-PRESET_SAMPLERS: dict[str, type[PresetSampler]] = {}
+#: Presets registered beyond :data:`PRESETS`: name -> :class:`PresetSampler` subclass, or
+#: where it lives (``"package.module:ClassName"``, imported when the preset is first used).
+PRESET_SAMPLERS: dict[str, type[PresetSampler] | str] = {}
 
 
-def register_preset(name: str, sampler: type[PresetSampler]) -> None:
-    """Make ``CLRPGenerator(preset=name)`` draw from ``sampler`` (see :class:`PresetSampler`).
+def register_preset(name: str, sampler: type[PresetSampler] | str) -> None:
+    """Make ``CLRPGenerator(preset=name)`` draw from ``sampler`` (see :class:`PresetSampler`):
+    the class, or where it lives as ``"package.module:ClassName"`` (a lazy registration: the
+    module is imported when a generator first selects the preset, see
+    :func:`preset_sampler_class`).
 
-    Registering the same class again under its name is a no-op; any other clash (a paper
-    preset's name, a name taken by another class, or a constructor parameter of
-    :class:`CLRPGenerator`) raises ``ValueError``.
+    Registering the same sampler (the same class, or the same location) again under its name
+    is a no-op; any other clash (a paper preset's name, a name taken by another sampler, or a
+    constructor parameter of :class:`CLRPGenerator`) raises ``ValueError``.
     """
     taken = PRESET_SAMPLERS.get(name)
-    if name in PRESETS or name in _PARAMETERS or (taken is not None and taken is not sampler):
+    if name in PRESETS or name in _PARAMETERS or (taken is not None and taken != sampler):
         raise ValueError(f"preset: the name {name!r} is taken")
+    if isinstance(sampler, str) and len(sampler.split(":")) != 2:
+        raise ValueError(f"sampler: expected 'package.module:ClassName', got {sampler!r}")
     PRESET_SAMPLERS[name] = sampler
+
+
+def preset_sampler_class(name: str) -> type[PresetSampler]:
+    """The :class:`PresetSampler` subclass registered as ``name``, its module imported first
+    when it was registered by location.
+
+    Raises:
+        KeyError: ``name`` is not a registered preset.
+        ImportError, AttributeError: the registered location does not exist.
+        TypeError: what it names is not a :class:`PresetSampler` subclass.
+    """
+    sampler = PRESET_SAMPLERS[name]
+    if isinstance(sampler, str):
+        module, _, attribute = sampler.partition(":")
+        sampler = getattr(importlib.import_module(module), attribute)
+        if not (isinstance(sampler, type) and issubclass(sampler, PresetSampler)):
+            raise TypeError(f"preset {name!r}: {PRESET_SAMPLERS[name]} is no PresetSampler")
+    return sampler
 
 
 def known_presets() -> list[str]:
@@ -273,7 +298,7 @@ class CLRPGenerator(Generator):
 
     Presets beyond the paper's are plugged in with :func:`register_preset` (a
     :class:`PresetSampler` draws whole instances; e.g. the clrp-rl4co package registers
-    ``"mixed"``, a wide training distribution, when it is imported): ``preset=name`` selects
+    ``"mixed"``, a wide training distribution, by its location): ``preset=name`` selects
     one and the keyword named like it carries its options (``mixed=dict(num_loc=(20, 100))``).
     Without ``num_loc`` such a preset may draw ``N`` anew at each call (``draw_num_loc`` is
     True; setting ``num_loc`` in place, as RL4CO's Reptile callback does, then does not fix
@@ -351,7 +376,7 @@ class CLRPGenerator(Generator):
                 loc_distribution=loc_distribution,
                 depot_distribution=depot_distribution,
             )
-            self.preset_sampler = PRESET_SAMPLERS[preset](options, **given)
+            self.preset_sampler = preset_sampler_class(preset)(options, **given)
         #: a registered preset without num_loc: N (and D) drawn anew at each call
         self.draw_num_loc = self.preset_sampler is not None and num_loc is None
         default_size = PRESETS[preset if preset in PRESETS else "clrp20"]["num_loc"]

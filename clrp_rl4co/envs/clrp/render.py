@@ -1,8 +1,10 @@
-"""Matplotlib picture of a CLRP instance and (optionally) a solution with its cost parts."""
+"""Matplotlib picture of a CLRP instance and (optionally) a solution with its cost parts:
+:func:`render` draws onto axes, :func:`plot_solution` writes a PNG file."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -113,6 +115,50 @@ def render(
     ax.set_title(title, fontsize=9)
     ax.set_aspect("equal")
     return ax
+
+
+def plot_solution(
+    td: TensorDict,
+    actions: torch.Tensor,
+    path: str | Path,
+    title: str | None = None,
+    index: int = 0,
+    costs: Mapping[str, float | torch.Tensor] | None = None,
+) -> Path:
+    """Write a PNG of instance ``index`` of ``td`` with its solution ``actions``
+    (:func:`render`), titled with the solution's cost parts under ``title`` (a first line).
+
+    The figure is made outside pyplot: the caller's backend is not changed and no figure stays
+    registered with pyplot.
+
+    Args:
+        td: the instances, batch ``[B]`` (or one unbatched instance); the cost parts are read
+            from it when it is the finished state the actions led to (e.g.
+            ``CLRPEnv.rollout_actions``), else from ``costs``, else the title shows the
+            number of open depots and routes only.
+        actions: env node indices ``[B, T]`` (or ``[T]``), depots ``0..D-1``, customers
+            ``D+j``.
+        path: the PNG file (parent folders are created).
+        title: a line above the cost parts (e.g. the instance's and the method's names).
+        index: which instance of the batch.
+        costs: ``total``, ``opening``, ``vehicles``, ``routing`` (instance units), as
+            :func:`render` takes them.
+
+    Returns:
+        ``path``.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.0, 6.0))
+    ax = fig.subplots()
+    render(td, actions, ax=ax, index=index, costs=costs)
+    if title:
+        ax.set_title(f"{title}\n{ax.get_title()}", fontsize=9)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    return path
 
 
 #: Cost parts the title shows.

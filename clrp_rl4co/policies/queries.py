@@ -1,4 +1,6 @@
-"""Init and context embeddings of DRLHQ and its baselines for the CLRP.
+"""The decoder's queries (context embeddings) of DRLHQ and its baselines for the CLRP: the
+query each decoding step attends with, and the decoder that precomputes its static part. The
+init embedding is the env's (:mod:`.env_embeddings`).
 
 All modules accept a state TensorDict of batch shape ``[B]`` or ``[B, S]`` (RL4CO's multistart
 decoder unbatchifies the state to ``[B, S]`` while the node embeddings stay ``[B, D+N, E]``).
@@ -13,13 +15,6 @@ import torch.nn as nn
 from rl4co.models.zoo.am.decoder import AttentionModelDecoder, PrecomputedCache
 from tensordict import TensorDict
 from torch import Tensor
-
-from .env_embeddings import CLRPInitEmbedding
-
-#: Per-instance coordinate normalisation and DRLHQ's depot features (one home: the init
-#: embedding shared with RL4CO's registries).
-normalize_coordinates = CLRPInitEmbedding.normalize_coordinates
-depot_features = CLRPInitEmbedding.depot_features
 
 
 def gather_nodes(embeddings: Tensor, index: Tensor) -> Tensor:

@@ -1,5 +1,6 @@
 """Preset ``"mixed"`` of :class:`~clrp_rl4co.envs.clrp.generator.CLRPGenerator`: a training
-distribution wider than the DRLHQ paper's, registered when ``clrp_rl4co`` is imported.
+distribution wider than the DRLHQ paper's, registered by its location in
+:mod:`clrp_rl4co.envs` (this module is imported when a generator first selects the preset).
 
 Every instance is drawn from the ranges of :class:`MixedRanges` (``mixed=dict(...)`` overrides
 them): vehicle capacity, demand range, fixed and opening costs, depot capacities from tight to
@@ -14,7 +15,7 @@ scalar demand, capacity and cost arguments and the samplers of the generator are
 ``vehicle_capacity`` and ``vehicle_fixed_cost`` hold the ranges' largest (smallest demand)
 values, for the env's observation spec.
 
-From Python (after ``import clrp_rl4co``)::
+From Python::
 
     CLRPEnv(generator_params={"preset": "mixed", "mixed": {"num_loc": (20, 100)}})
 
@@ -24,8 +25,8 @@ and from the training entry point (Hydra)::
         '+env.generator_params.mixed={num_loc:[20,100]}'
 
 The env folder (``clrp_rl4co/envs/clrp/``, RL4CO's ``rl4co/envs/routing/clrp/``) knows only
-the paper's presets; this module plugs ``"mixed"`` in through its preset hook
-(:func:`~clrp_rl4co.envs.clrp.generator.register_preset`).
+the paper's presets; ``"mixed"`` is plugged in through its preset hook
+(:func:`~clrp_rl4co.envs.clrp.generator.register_preset`, in ``clrp_rl4co/envs/__init__.py``).
 """
 
 from __future__ import annotations
@@ -38,15 +39,13 @@ import torch
 from tensordict import TensorDict
 from torch.distributions import Uniform
 
-from ..envs.clrp import generator as _generator_module
-from ..envs.clrp.generator import (
+from .envs.clrp.generator import (
     MAX_REDRAW_ROUNDS,
     CLRPGenerator,
     PresetSampler,
     packable,
-    register_preset,
 )
-from ..envs.clrp.instance import instance_tensordict
+from .envs.clrp.instance import instance_tensordict
 
 #: Customer layouts of preset ``"mixed"``: every customer uniform; every customer in Gaussian
 #: clusters; each customer clustered with probability 1/2, else uniform.
@@ -357,11 +356,3 @@ class MixedSampler(PresetSampler):
     def sample(self, generator: CLRPGenerator, batch_size: list[int]) -> TensorDict:
         """A batch drawn from :attr:`ranges` (see :class:`MixedRanges`)."""
         return _generate_mixed(self.ranges, generator, batch_size)
-
-
-register_preset("mixed", MixedSampler)
-
-# Lightning checkpoints pickle the env with its generator, and those written while this preset
-# lived in the env folder name its ranges ``clrp_rl4co.envs.clrp.generator.MixedRanges``: the
-# name stays resolvable there (in this package only) so that they still load.
-_generator_module.MixedRanges = MixedRanges
