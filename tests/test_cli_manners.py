@@ -151,3 +151,21 @@ def test_ctrl_c_keeps_the_best_so_far_and_writes_the_summary(benchmarks_root, tm
         assert record["method"] == "hybrid"
         CLRPSolution.from_dict(record).check(read_prodhon(prins / name))
     assert [row["status"] for row in rows.values()].count("not run") == 3 - workers
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["solve", "--help"], ["solve", "x.dat", "--time", "0"]]
+)
+def test_help_and_option_errors_answer_without_importing_torch(argv):
+    """The command parses its options before importing anything heavy (torch, RL4CO, PyVRP),
+    so ``--help`` and option errors answer at once (timed in benchmarks/cli_startup.py)."""
+    code = (
+        "import sys\nfrom clrp_rl4co.cli import main\ntry:\n    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n    code = exc.code\n"
+        "heavy = ('torch', 'rl4co', 'pyvrp', 'numpy')\n"
+        "print([m for m in heavy if m in sys.modules], code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip().splitlines()[-1] in ("[] 0", "[] 2")
