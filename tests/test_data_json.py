@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -74,10 +75,13 @@ def test_round_trip_through_a_file(tmp_path):
     assert json.loads(path.read_text()) == instance_to_dict(inst)
 
 
-def test_name_defaults_to_the_file_stem(tmp_path):
+def test_the_name_field_comes_first_else_the_file_stem(tmp_path):
+    # docs/formats.md: "`name` is optional (default: the file's stem)"
+    path = tmp_path / "my-instance.json"
+    path.write_text(json.dumps(example()))
+    assert read_json_instance(path).name == "tiny"
     data = example()
     del data["name"]
-    path = tmp_path / "my-instance.json"
     path.write_text(json.dumps(data))
     assert read_json_instance(path).name == "my-instance"
 
@@ -114,6 +118,28 @@ def _broken(change) -> dict:
         (lambda d: d["customers"][0].update(z=1), "customers[0]: unknown field(s) ['z']"),
         (lambda d: d["customers"][0].update(x=float("nan")), "customers[0].x: must be finite"),
         (lambda d: d["customers"][0].update(demand=True), "customers[0].demand: must be a number"),
+        (lambda d: d.update(name=7), "name: must be a string, got 7"),
+        (lambda d: d["depots"][0].update(y=10**400), "depots[0].y: must be finite, got 1000"),
+        (  # a long value is cut to 60 characters
+            lambda d: d.update(customers={"a": list(range(40))}),
+            "customers: must be a non-empty list, got "
+            "{'a': [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, ...",
+        ),
+        # a demand no route or no depot can hold, named in the file's terms
+        (
+            lambda d: d["customers"][0].update(demand=75),
+            "customers[0].demand: 75 exceeds vehicle_capacity 70",
+        ),
+        (
+            lambda d: d.update(vehicle_capacity=150) or d["customers"][1].update(demand=120.5),
+            "customers[1].demand: 120.5 exceeds every depot's capacity (the largest: "
+            "depots[0].capacity 100)",
+        ),
+        # rules on the whole instance: the env's message, without a batch index
+        (
+            lambda d: d["depots"][0].update(capacity=40) or d["depots"][1].update(capacity=20),
+            "total demand 65 exceeds total depot_capacity 60",
+        ),
     ],
 )
 def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, message):
@@ -123,15 +149,30 @@ def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, messag
         read_json_instance(path)
     assert str(info.value).startswith(f"{path}: ")
     assert message in str(info.value)
+    # the file's terms: no batch index of the env, no second name after the file's
+    assert "[0, " not in str(info.value) and "instance 0" not in str(info.value)
+    assert "tiny" not in str(info.value)
 
 
-def test_not_json_and_infeasible_instances_are_named(tmp_path):
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"{not json", "not valid JSON (Expecting property name enclosed in double quotes: "),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
+        (b'{"name": ' + b"9" * 5000 + b"}", "not valid JSON (Exceeds the limit (4300 digits)"),
+        (b'{"name": "\xff"}', "not a text file (invalid start byte at byte 10)"),
+        (b"[1, 2]", "instance: must be a JSON object, got list"),
+    ],
+)
+def test_a_file_that_is_not_an_instance_object_is_named(tmp_path, content, message):
     path = tmp_path / "garbage.json"
-    path.write_text("{not json")
-    with pytest.raises(ValueError, match=r"garbage.json: not valid JSON"):
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as info:
         read_json_instance(path)
-    # a demand above the vehicle capacity: the env's rule, with the file name in front
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps(_broken(lambda d: d["customers"][0].update(demand=75))))
-    with pytest.raises(ValueError, match=r"big.json: .*demand"):
-        read_json_instance(path)
+    assert str(info.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(info.value)
+
+
+def test_an_unreadable_file_is_an_os_error_naming_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "missing.json"))):
+        read_json_instance(tmp_path / "missing.json")
