@@ -113,12 +113,17 @@ def _broken(change) -> dict:
         (lambda d: d.pop("vehicle_capacity"), "instance: missing field 'vehicle_capacity'"),
         (lambda d: d.update(vehicle_capacity=0), "vehicle_capacity: must be positive, got 0"),
         (lambda d: d.update(rounding="floor"), "rounding: must be one of"),
+        (lambda d: d.update(rounding=[]), "rounding: must be one of ['ceil100', 'none'], got []"),
         (lambda d: d.update(depots=[]), "depots: must be a non-empty list"),
         (lambda d: d.update(extra=1), "instance: unknown field(s) ['extra']"),
         (lambda d: d["customers"][0].update(z=1), "customers[0]: unknown field(s) ['z']"),
         (lambda d: d["customers"][0].update(x=float("nan")), "customers[0].x: must be finite"),
         (lambda d: d["customers"][0].update(demand=True), "customers[0].demand: must be a number"),
         (lambda d: d.update(name=7), "name: must be a string, got 7"),
+        (  # the env's float32 arrays hold magnitudes up to 3.4e38
+            lambda d: d.update(vehicle_capacity=3.5e38),
+            "vehicle_capacity: must be 0 or of magnitude 1.4e-45 to 3.4e+38, got 3.5e+38",
+        ),
         (lambda d: d["depots"][0].update(y=10**400), "depots[0].y: must be finite, got 1000"),
         (  # a long value is cut to 60 characters
             lambda d: d.update(customers={"a": list(range(40))}),

@@ -185,6 +185,19 @@ def test_the_toy_file_layout_is_the_writers(tmp_path):
         ({9: "5\tnan"}, "9: customer 3 y must be a finite number, got 'nan'"),
         ({7: "inf\t3"}, "7: customer 1 x must be a finite number, got 'inf'"),
         ({11: "1e400"}, "11: vehicle capacity must be a finite number, got '1e400'"),
+        # what the env's float32 arrays cannot hold (above 3.4e38, or nonzero below 1.4e-45)
+        (
+            {11: "1e39"},
+            "11: vehicle capacity must be 0 or of magnitude 1.4e-45 to 3.4e+38, got '1e39'",
+        ),
+        (
+            {7: "-4e38\t3"},
+            "7: customer 1 x must be 0 or of magnitude 1.4e-45 to 3.4e+38, got '-4e38'",
+        ),
+        (
+            {17: "1e-50"},
+            "17: customer 2 demand must be 0 or of magnitude 1.4e-45 to 3.4e+38, got '1e-50'",
+        ),
         # counts
         ({1: "x"}, "1: number of customers must be a positive integer, got 'x'"),
         ({1: "2.5"}, "1: number of customers must be a positive integer, got '2.5'"),

@@ -124,6 +124,18 @@ class CLRPInstance:
         )
 
 
+#: The magnitudes the env's float32 arrays hold (every instance field but ``cost_locs``).
+FLOAT32_RANGE = f"{np.finfo(np.float32).smallest_subnormal:.2g} to {np.finfo(np.float32).max:.2g}"
+
+
+def outside_float32(value: float) -> bool:
+    """True if the env cannot hold ``value``: its float32 arrays would make it ``inf``, or 0
+    although it is not, so a file reader can reject it in the file's terms."""
+    with np.errstate(over="ignore", under="ignore"):
+        stored = np.float32(value)
+    return not np.isfinite(stored) or (stored == 0) != (value == 0)
+
+
 def oversized_demand(
     demand: np.ndarray, vehicle_capacity: float, depot_capacity: np.ndarray
 ) -> tuple[int, str] | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .instance import CLRPInstance, oversized_demand
+from .instance import FLOAT32_RANGE, CLRPInstance, outside_float32, oversized_demand
 
 #: Values of the ``rounding`` field: arc costs ``ceil(100 d)`` or the distance ``d`` itself.
 ROUNDING = {"ceil100": True, "none": False}
@@ -49,6 +49,8 @@ def _number(value: Any, where: str) -> float:
         number = math.inf
     if not math.isfinite(number):
         raise ValueError(f"{where}: must be finite, got {_show(value)}")
+    if outside_float32(number):
+        raise ValueError(f"{where}: must be 0 or of magnitude {FLOAT32_RANGE}, got {value!r}")
     return number
 
 
@@ -94,7 +96,7 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
     q = _number(_field(data, "vehicle_capacity", "instance"), "vehicle_capacity")
     fixed = _number(_field(data, "vehicle_fixed_cost", "instance"), "vehicle_fixed_cost")
     rounding = _field(data, "rounding", "instance")
-    if rounding not in ROUNDING:
+    if not isinstance(rounding, str) or rounding not in ROUNDING:
         raise ValueError(f"rounding: must be one of {list(ROUNDING)}, got {_show(rounding)}")
     if q <= 0:
         raise ValueError(f"vehicle_capacity: must be positive, got {q:g}")

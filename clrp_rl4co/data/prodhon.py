@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .instance import CLRPInstance, oversized_demand
+from .instance import FLOAT32_RANGE, CLRPInstance, outside_float32, oversized_demand
 
 #: Environment variable naming the folder that holds ``prins/`` and ``bks/``.
 BENCHMARKS_ENV_VAR = "CLRP_BENCHMARKS_DIR"
@@ -68,6 +68,8 @@ class _Tokens:
         value = _number(tok)
         if not math.isfinite(value):
             raise self._error(what, "a finite number", tok, lineno)
+        if outside_float32(value):
+            raise self._error(what, f"0 or of magnitude {FLOAT32_RANGE}", tok, lineno)
         if not _RULES[rule](value):
             raise self._error(what, rule, tok, lineno)
         return value, lineno
