@@ -135,6 +135,10 @@ def _broken(change) -> dict:
             lambda d: d["customers"][0].update(demand=75),
             "customers[0].demand: 75 exceeds vehicle_capacity 70",
         ),
+        (  # in full: above the limit by more than the env's tolerance 1e-5
+            lambda d: d["customers"][2].update(demand=70.00002),
+            "customers[2].demand: 70.00002 exceeds vehicle_capacity 70",
+        ),
         (
             lambda d: d.update(vehicle_capacity=150) or d["customers"][1].update(demand=120.5),
             "customers[1].demand: 120.5 exceeds every depot's capacity (the largest: "

@@ -220,6 +220,10 @@ def test_the_toy_file_layout_is_the_writers(tmp_path):
         # a demand no route or no depot can hold: the customer's line and the limit's
         ({16: "80"}, "16: customer 1 demand 80 exceeds the vehicle capacity 12 (line 11)"),
         ({17: "12.5"}, "17: customer 2 demand 12.5 exceeds the vehicle capacity 12 (line 11)"),
+        (  # in full: above the limit by more than the env's tolerance 1e-5
+            {17: "12.00002"},
+            "17: customer 2 demand 12.00002 exceeds the vehicle capacity 12 (line 11)",
+        ),
         (
             {11: "100", 18: "30"},
             "18: customer 3 demand 30 exceeds every depot capacity (the largest: depot 2, 20, "

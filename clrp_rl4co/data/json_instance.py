@@ -50,8 +50,14 @@ def _number(value: Any, where: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"{where}: must be finite, got {_show(value)}")
     if outside_float32(number):
-        raise ValueError(f"{where}: must be 0 or of magnitude {FLOAT32_RANGE}, got {value!r}")
+        raise ValueError(f"{where}: must be 0 or of magnitude {FLOAT32_RANGE}, got {_show(value)}")
     return number
+
+
+def _num(x: float) -> int | float:
+    """A value as the file writes it: an ``int`` where integral, else the float itself."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
 
 
 def _field(entry: Any, key: str, where: str) -> Any:
@@ -118,13 +124,12 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
     if oversized is not None:
         j, which = oversized
         if which == "vehicle":
-            limit = f"vehicle_capacity {q:g}"
+            limit = f"vehicle_capacity {_num(q)}"
         else:
             i = int(np.argmax(depot_rows[:, 2]))
-            limit = (
-                f"every depot's capacity (the largest: depots[{i}].capacity {depot_rows[i, 2]:g})"
-            )
-        raise ValueError(f"customers[{j}].demand: {customer_rows[j, 2]:g} exceeds {limit}")
+            largest = _num(depot_rows[i, 2])
+            limit = f"every depot's capacity (the largest: depots[{i}].capacity {largest})"
+        raise ValueError(f"customers[{j}].demand: {_num(customer_rows[j, 2])} exceeds {limit}")
     try:
         return CLRPInstance(
             depot_locs=depot_rows[:, :2],
@@ -145,11 +150,7 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
 
 def instance_to_dict(instance: CLRPInstance) -> dict:
     """The JSON object of ``instance`` (numbers as Python floats, integers where integral)."""
-
-    def num(x) -> int | float:
-        x = float(x)
-        return int(x) if x.is_integer() else x
-
+    num = _num
     return {
         "name": instance.name,
         "vehicle_capacity": num(instance.vehicle_capacity),
