@@ -75,6 +75,26 @@ def test_round_trip_through_a_file(tmp_path):
     assert json.loads(path.read_text()) == instance_to_dict(inst)
 
 
+def test_the_dict_of_an_instance_is_the_file_it_was_read_from():
+    # integers stay integers, other numbers floats, the ceil100 convention its own name
+    assert instance_to_dict(instance_from_dict(example())) == example()
+
+
+def test_boundary_values_are_accepted():
+    # zero fixed cost, capacity and opening cost are allowed; fractions below 1 everywhere
+    data = example()
+    data.update(vehicle_capacity=0.5, vehicle_fixed_cost=0)
+    data["depots"][0].update(capacity=0, opening_cost=0)
+    data["depots"][1].update(capacity=0.75, opening_cost=0.5)
+    for customer in data["customers"]:
+        customer["demand"] = 0.25  # 0.75 in all: depot 1 holds it exactly
+    inst = instance_from_dict(data)
+    assert (inst.vehicle_capacity, inst.vehicle_fixed_cost) == (0.5, 0.0)
+    np.testing.assert_array_equal(inst.depot_capacity, [0, 0.75])
+    np.testing.assert_array_equal(inst.opening_cost, [0, 0.5])
+    np.testing.assert_array_equal(inst.demand, [0.25, 0.25, 0.25])
+
+
 def test_the_name_field_comes_first_else_the_file_stem(tmp_path):
     # docs/formats.md: "`name` is optional (default: the file's stem)"
     path = tmp_path / "my-instance.json"
@@ -84,6 +104,10 @@ def test_the_name_field_comes_first_else_the_file_stem(tmp_path):
     del data["name"]
     path.write_text(json.dumps(data))
     assert read_json_instance(path).name == "my-instance"
+    # without a file, the name is the caller's, else empty
+    assert instance_from_dict(data, name="given").name == "given"
+    assert instance_from_dict(data).name == ""
+    assert instance_from_dict(example(), name="given").name == "tiny"
 
 
 def _broken(change) -> dict:
@@ -111,6 +135,21 @@ def _broken(change) -> dict:
             "depots[1].opening_cost: must be non-negative, got -2",
         ),
         (lambda d: d.pop("vehicle_capacity"), "instance: missing field 'vehicle_capacity'"),
+        (lambda d: d.pop("vehicle_fixed_cost"), "instance: missing field 'vehicle_fixed_cost'"),
+        (lambda d: d.pop("rounding"), "instance: missing field 'rounding'"),
+        (lambda d: d.pop("depots"), "instance: missing field 'depots'"),
+        (
+            lambda d: d.update(vehicle_fixed_cost="a"),
+            "vehicle_fixed_cost: must be a number, got 'a'",
+        ),
+        (
+            lambda d: d.update(vehicle_fixed_cost=-1),
+            "vehicle_fixed_cost: must be non-negative, got -1",
+        ),
+        (lambda d: d["customers"].append(5), "customers[3]: must be an object, got 5"),
+        # a value is shown in full up to 60 characters (a string of 58 and its quotes)
+        (lambda d: d.update(rounding="a" * 58), "got '" + "a" * 58 + "'"),
+        (lambda d: d.update(rounding="a" * 59), "got '" + "a" * 56 + "..."),
         (lambda d: d.update(vehicle_capacity=0), "vehicle_capacity: must be positive, got 0"),
         (lambda d: d.update(rounding="floor"), "rounding: must be one of"),
         (lambda d: d.update(rounding=[]), "rounding: must be one of ['ceil100', 'none'], got []"),
@@ -140,9 +179,13 @@ def _broken(change) -> dict:
             "customers[2].demand: 70.00002 exceeds vehicle_capacity 70",
         ),
         (
-            lambda d: d.update(vehicle_capacity=150) or d["customers"][1].update(demand=120.5),
+            lambda d: (
+                d.update(vehicle_capacity=150)
+                or d["depots"][1].update(capacity=110)
+                or d["customers"][1].update(demand=120.5)
+            ),
             "customers[1].demand: 120.5 exceeds every depot's capacity (the largest: "
-            "depots[0].capacity 100)",
+            "depots[1].capacity 110)",
         ),
         # rules on the whole instance: the env's message, without a batch index
         (
@@ -161,6 +204,17 @@ def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, messag
     # the file's terms: no batch index of the env, no second name after the file's
     assert not re.search(r"\w\[0, \d", str(info.value)) and "instance 0" not in str(info.value)
     assert "tiny" not in str(info.value)
+
+
+def test_a_rule_on_the_whole_instance_is_the_envs_message_alone():
+    data = _broken(
+        lambda d: d["depots"][0].update(capacity=40) or d["depots"][1].update(capacity=20)
+    )
+    for name in ("", "tiny", "CLRPInstance"):
+        data["name"] = name
+        with pytest.raises(ValueError) as info:
+            instance_from_dict(data)
+        assert str(info.value) == "total demand 65 exceeds total depot_capacity 60"
 
 
 @pytest.mark.parametrize(

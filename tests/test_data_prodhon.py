@@ -254,6 +254,20 @@ def test_bad_values_name_the_file_line_field_and_token(tmp_path, changes, messag
     assert str(info.value) == f"{path}:{message}"
 
 
+def test_a_rule_on_the_whole_file_names_the_lines_of_its_blocks(tmp_path):
+    # the whole file on one line: each block is "on line 1"; with an empty name the message
+    # carries no instance name after the file
+    lines = list(TOY_LINES)
+    lines[15:18] = ["12", "12", "12"]  # demands: 36 > 10 + 20
+    path = tmp_path / "one-line.dat"
+    path.write_text(" ".join(lines))
+    message = "total demand 36 exceeds total depot_capacity 30 (demands on line 1, depot "
+    for name in ("", None, "mine"):
+        with pytest.raises(ValueError) as info:
+            read_prodhon(path, name=name)
+        assert str(info.value) == f"{path}: {message}capacities on line 1)"
+
+
 def test_the_cost_type_flag_sets_the_arc_costs(tmp_path):
     # flag 0: ceil(100 d); flag 1: d. Depot 1 (0, 0) to customer 3 (5, 5.5): d = 7.4330...
     d = np.hypot(5, 5.5)
