@@ -60,6 +60,12 @@ def test_all_prins_files_parse_and_match_the_bks_table(benchmarks_root):
         assert inst.vehicle_capacity == entry.vehicle_capacity
         assert inst.vehicle_fixed_cost == 1000 and inst.rounded_costs
         assert entry.current <= entry.drlhq
+    # paper names (benchmarks README): the "a" variants of 20 customers carry no suffix in the
+    # file name, "bis" is spelled "BIS"
+    names = {stem: entry.instance for stem, entry in bks.items()}
+    assert names["coord20-5-1"] == "20-5-1a" and names["coord20-5-1b"] == "20-5-1b"
+    assert names["coord50-5-2BIS"] == "50-5-2bis" and names["coord50-5-2bBIS"] == "50-5-2bbis"
+    assert names["coord200-10-3b"] == "200-10-3b"
 
 
 def test_prins_files_reads_any_prodhon_layout_name_in_a_sensible_order(tmp_path):

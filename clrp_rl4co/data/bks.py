@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import PurePath
 
 
 @dataclass(frozen=True)
@@ -37,5 +38,5 @@ def prins_bks() -> dict[str, PrinsBKS]:
             drlhq=int(row["bks_drlhq_table"]),
             current=int(row["bks_current"]),
         )
-        out[entry.file.rsplit(".", 1)[0]] = entry
+        out[PurePath(entry.file).stem] = entry
     return out
