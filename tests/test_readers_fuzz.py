@@ -4,7 +4,8 @@ Property: every input gives an instance that passes its own check, or exactly on
 ``ValueError`` (or ``OSError``) raised by the reader itself, on one line, starting with the
 file's path (``path: ...`` or, for one value of a Prodhon file, ``path:LINE: ...``) and never
 naming an env tensor index (``demand[0, 3]``). Inputs derive from small valid files written
-here and, where ``$CLRP_BENCHMARKS_DIR`` is set, from a Prins file.
+here and, where ``$CLRP_BENCHMARKS_DIR`` is set, from a Prins file. Bounded for CI (120
+examples per test, a few seconds in all); ``CLRP_FUZZ_EXAMPLES=2000`` searches longer.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from clrp_rl4co.data import CLRPInstance, read_json_instance, read_prodhon, writ
 from clrp_rl4co.data.json_instance import instance_to_dict
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("FUZZ_N", 120)),
+    max_examples=int(os.environ.get("CLRP_FUZZ_EXAMPLES", 120)),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -131,9 +131,9 @@ FLOAT32_RANGE = f"{np.finfo(np.float32).smallest_subnormal:.2g} to {np.finfo(np.
 def outside_float32(value: float) -> bool:
     """True if the env cannot hold ``value``: its float32 arrays would make it ``inf``, or 0
     although it is not, so a file reader can reject it in the file's terms."""
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore"):  # no warning: the caller reports it
         stored = np.float32(value)
-    return not np.isfinite(stored) or (stored == 0) != (value == 0)
+    return bool(not np.isfinite(stored) or (stored == 0) != (value == 0))
 
 
 def oversized_demand(
@@ -152,7 +152,6 @@ def oversized_demand(
         ``(j, "vehicle")`` for the first demand above the vehicle capacity, else ``(j,
         "depot")`` for the first one above every depot capacity (``j`` 0-based), else None.
     """
-    demand = np.asarray(demand, dtype=np.float64)
     limits = (("vehicle", vehicle_capacity), ("depot", np.max(depot_capacity)))
     for which, limit in limits:
         over = np.flatnonzero(demand > limit + CAPACITY_TOLERANCE)
