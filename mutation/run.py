@@ -91,12 +91,19 @@ MODULES: dict[str, list[str]] = {
         "tests/test_data_prodhon.py",
         "tests/test_bad_input.py",
         "tests/test_data_instance.py",
+        "tests/test_data_json.py",
     ],
     "clrp_rl4co/data/solution.py": [
         "tests/test_data_prodhon.py",
         "tests/test_data_solution.py",
     ],
     "clrp_rl4co/data/prodhon.py": [
+        "tests/test_data_prodhon.py",
+    ],
+    "clrp_rl4co/data/json_instance.py": [
+        "tests/test_data_json.py",
+    ],
+    "clrp_rl4co/data/bks.py": [
         "tests/test_data_prodhon.py",
     ],
     "clrp_rl4co/search/sgbs.py": [

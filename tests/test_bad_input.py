@@ -1,12 +1,14 @@
 """Bad input gets a ValueError that names the field and the value."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 import torch
 
 from clrp_rl4co import CLRPEnv, CLRPInstance
+from clrp_rl4co.data.instance import FLOAT32_RANGE, outside_float32, oversized_demand
 from clrp_rl4co.envs.clrp import generate_dataset, instance_tensordict
 from clrp_rl4co.solvers import check_instance
 
@@ -205,3 +207,27 @@ def test_check_instance_names_the_instance_and_sees_changes_in_place():
     inst.depot_capacity[:] = [2.0, 2.0]  # the arrays are mutable: solvers check again
     with pytest.raises(ValueError, match=r"^inst7: demand\[0, 2\] = 3 exceeds every depot_cap"):
         check_instance(inst)
+
+
+def test_what_the_float32_arrays_of_the_env_cannot_hold():
+    # float32: largest finite 3.4028235e38 (values up to halfway to the next power round down
+    # to it), smallest subnormal 1.4e-45 (half of it and less round to 0)
+    assert FLOAT32_RANGE == "1.4e-45 to 3.4e+38"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # asked quietly: the reader reports it
+        held = [0.0, -0.0, 0.1, -3.4e38, 3.4028235e38, 1e-40, 1e-45, -1e-45]
+        for value in held:
+            assert outside_float32(value) is False, value
+        for value in [3.5e38, -1e39, 1e-46, -1e-50]:
+            assert outside_float32(value) is True, value
+
+
+def test_the_first_demand_no_route_or_depot_can_hold():
+    # the env's rule: above the limit by more than CAPACITY_TOLERANCE (1e-5); the vehicle
+    # capacity is checked for every customer before any depot capacity
+    capacity = np.array([0.0, 30.0, 20.0])
+    assert oversized_demand(np.array([5.0, 12.0, 10.0]), 12.0, capacity) is None
+    assert oversized_demand(np.array([5.0, 12.00001]), 12.0, capacity) is None
+    assert oversized_demand(np.array([31.0, 5.0, 13.0]), 12.0, capacity) == (0, "vehicle")
+    assert oversized_demand(np.array([5.0, 31.0, 40.0]), 40.0, capacity) == (1, "depot")
+    assert oversized_demand(np.array([1e-5]), 1.0, np.array([0.0])) is None  # 0 + 1e-5

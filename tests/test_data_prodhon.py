@@ -60,6 +60,12 @@ def test_all_prins_files_parse_and_match_the_bks_table(benchmarks_root):
         assert inst.vehicle_capacity == entry.vehicle_capacity
         assert inst.vehicle_fixed_cost == 1000 and inst.rounded_costs
         assert entry.current <= entry.drlhq
+    # paper names (benchmarks README): the "a" variants of 20 customers carry no suffix in the
+    # file name, "bis" is spelled "BIS"
+    names = {stem: entry.instance for stem, entry in bks.items()}
+    assert names["coord20-5-1"] == "20-5-1a" and names["coord20-5-1b"] == "20-5-1b"
+    assert names["coord50-5-2BIS"] == "50-5-2bis" and names["coord50-5-2bBIS"] == "50-5-2bbis"
+    assert names["coord200-10-3b"] == "200-10-3b"
 
 
 def test_prins_files_reads_any_prodhon_layout_name_in_a_sensible_order(tmp_path):
@@ -146,23 +152,142 @@ def test_real_cost_flag_1_file_round_trip(tmp_path):
     assert sol.cost(rounded).routing == 600 + 400 + 523 + 744
 
 
+#: The file write_prodhon writes for _toy(), line by line (1-based: TOY_LINES[k - 1] is line k).
+TOY_LINES = [
+    "3", "2", "",  # customers, depots
+    "0\t0", "10\t0", "",  # depots 1-2 (lines 4-5)
+    "0\t3", "10\t4", "5\t5.5", "",  # customers 1-3 (lines 7-9)
+    "12", "",  # vehicle capacity (line 11)
+    "10", "20", "",  # depot capacities (lines 13-14)
+    "4", "5", "6", "",  # demands (lines 16-18)
+    "100", "50.5", "",  # opening costs (lines 20-21)
+    "10", "",  # route fixed cost (line 23)
+    "1",  # cost-type flag (line 25)
+]  # fmt: skip
+
+
+def _toy_file(tmp_path, changes=(), newline="\n"):
+    """The toy file with ``changes`` ({line number: new text}) applied."""
+    lines = list(TOY_LINES)
+    for lineno, text in dict(changes).items():
+        lines[lineno - 1] = text
+    path = tmp_path / "toy.dat"
+    path.write_bytes((newline.join(lines) + newline).encode())
+    return path
+
+
+def test_the_toy_file_layout_is_the_writers(tmp_path):
+    write_prodhon(_toy(), tmp_path / "written.dat")
+    assert (tmp_path / "written.dat").read_text().split("\n")[:-1] == TOY_LINES
+    back = read_prodhon(_toy_file(tmp_path))
+    np.testing.assert_array_equal(back.customer_locs, _toy().customer_locs)
+
+
 @pytest.mark.parametrize(
-    "mutate,message",
+    "changes,message",
     [
-        (lambda t: t[:-3], "file ends before"),
-        (lambda t: t[:5] + ["x1"] + t[6:], "token 'x1'"),
-        (lambda t: t + ["7"], "unexpected token '7'"),
-        (lambda t: t[:-1] + ["2"], "cost-type flag must be 0 or 1"),
-        (lambda t: ["2.5"] + t[1:], "number of customers must be a positive integer"),
+        # a token that is not a number: the field with its 1-based depot / customer number
+        ({5: "10\tx1"}, "5: depot 2 y must be a finite number, got 'x1'"),
+        ({9: "5\tnan"}, "9: customer 3 y must be a finite number, got 'nan'"),
+        ({7: "inf\t3"}, "7: customer 1 x must be a finite number, got 'inf'"),
+        ({11: "1e400"}, "11: vehicle capacity must be a finite number, got '1e400'"),
+        # what the env's float32 arrays cannot hold (above 3.4e38, or nonzero below 1.4e-45)
+        (
+            {11: "1e39"},
+            "11: vehicle capacity must be 0 or of magnitude 1.4e-45 to 3.4e+38, got '1e39'",
+        ),
+        (
+            {7: "-4e38\t3"},
+            "7: customer 1 x must be 0 or of magnitude 1.4e-45 to 3.4e+38, got '-4e38'",
+        ),
+        (
+            {17: "1e-50"},
+            "17: customer 2 demand must be 0 or of magnitude 1.4e-45 to 3.4e+38, got '1e-50'",
+        ),
+        # counts
+        ({1: "x"}, "1: number of customers must be a positive integer, got 'x'"),
+        ({1: "2.5"}, "1: number of customers must be a positive integer, got '2.5'"),
+        ({1: "inf"}, "1: number of customers must be a positive integer, got 'inf'"),
+        ({2: "0"}, "2: number of depots must be a positive integer, got '0'"),
+        ({2: "-2"}, "2: number of depots must be a positive integer, got '-2'"),
+        # the sign of each value
+        ({11: "0"}, "11: vehicle capacity must be positive, got '0'"),
+        ({14: "-1"}, "14: depot 2 capacity must be non-negative, got '-1'"),
+        ({16: "0"}, "16: customer 1 demand must be positive, got '0'"),
+        ({18: "-6"}, "18: customer 3 demand must be positive, got '-6'"),
+        ({21: "-0.5"}, "21: depot 2 opening cost must be non-negative, got '-0.5'"),
+        ({23: "-10"}, "23: route fixed cost must be non-negative, got '-10'"),
+        # the cost-type flag: the token 0 or 1, nothing else
+        ({25: "2"}, "25: cost-type flag must be 0 or 1, got '2'"),
+        ({25: "-1"}, "25: cost-type flag must be 0 or 1, got '-1'"),
+        ({25: "0.5"}, "25: cost-type flag must be 0 or 1, got '0.5'"),
+        ({25: "1.0"}, "25: cost-type flag must be 0 or 1, got '1.0'"),
+        ({25: "true"}, "25: cost-type flag must be 0 or 1, got 'true'"),
+        # a demand no route or no depot can hold: the customer's line and the limit's
+        ({16: "80"}, "16: customer 1 demand 80 exceeds the vehicle capacity 12 (line 11)"),
+        ({17: "12.5"}, "17: customer 2 demand 12.5 exceeds the vehicle capacity 12 (line 11)"),
+        (  # in full: above the limit by more than the env's tolerance 1e-5
+            {17: "12.00002"},
+            "17: customer 2 demand 12.00002 exceeds the vehicle capacity 12 (line 11)",
+        ),
+        (
+            {11: "100", 18: "30"},
+            "18: customer 3 demand 30 exceeds every depot capacity (the largest: depot 2, 20, "
+            "line 14)",
+        ),
+        # rules on the whole instance: the blocks they read
+        (
+            {16: "12", 17: "12", 18: "12"},
+            " total demand 36 exceeds total depot_capacity 30 (demands on lines 16-18, depot "
+            "capacities on lines 13-14)",
+        ),
+        (
+            {16: "11", 17: "11"},
+            " customers with demand >= 11 need 22 but the depots that can hold them "
+            "(depot_capacity >= 11) have only 20 (demands on lines 16-18, depot capacities on "
+            "lines 13-14)",
+        ),
+        # one token past the flag
+        ({25: "1 7"}, "25: unexpected token '7' after the cost-type flag (1 extra tokens)"),
     ],
 )
-def test_malformed_files_name_the_token(tmp_path, mutate, message):
-    path = tmp_path / "toy.dat"
-    write_prodhon(_toy(), path)
-    tokens = path.read_text().split()
-    path.write_text("\n".join(mutate(tokens)))
-    with pytest.raises(ValueError, match=message):
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_bad_values_name_the_file_line_field_and_token(tmp_path, changes, message, newline):
+    path = _toy_file(tmp_path, changes, newline)
+    # the message starts with the file, then (for one value) its 1-based line: "path:LINE: "
+    with pytest.raises(ValueError) as info:
         read_prodhon(path)
+    assert str(info.value) == f"{path}:{message}"
+
+
+def test_a_rule_on_the_whole_file_names_the_lines_of_its_blocks(tmp_path):
+    # the whole file on one line: each block is "on line 1"; with an empty name the message
+    # carries no instance name after the file
+    lines = list(TOY_LINES)
+    lines[15:18] = ["12", "12", "12"]  # demands: 36 > 10 + 20
+    path = tmp_path / "one-line.dat"
+    path.write_text(" ".join(lines))
+    message = "total demand 36 exceeds total depot_capacity 30 (demands on line 1, depot "
+    for name in ("", None, "mine"):
+        with pytest.raises(ValueError) as info:
+            read_prodhon(path, name=name)
+        assert str(info.value) == f"{path}: {message}capacities on line 1)"
+
+
+def test_the_cost_type_flag_sets_the_arc_costs(tmp_path):
+    # flag 0: ceil(100 d); flag 1: d. Depot 1 (0, 0) to customer 3 (5, 5.5): d = 7.4330...
+    d = np.hypot(5, 5.5)
+    real = read_prodhon(_toy_file(tmp_path, {25: "1"}))
+    assert not real.rounded_costs and real.cost_matrix()[0, 4] == pytest.approx(d, rel=1e-15)
+    rounded = read_prodhon(_toy_file(tmp_path, {25: "0"}))
+    assert rounded.rounded_costs and rounded.cost_matrix()[0, 4] == 744
+
+
+def test_an_unreadable_file_is_an_os_error_naming_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "missing.dat"))):
+        read_prodhon(tmp_path / "missing.dat")
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        read_prodhon(tmp_path)
 
 
 #: Fields of _toy() (3 customers, 2 depots) in file order, one per token.
@@ -188,24 +313,10 @@ def test_truncated_file_names_each_missing_field_and_token(tmp_path):
             read_prodhon(path)
 
 
-def test_bad_token_names_field_line_and_token(tmp_path):
-    path = tmp_path / "toy.dat"
-    write_prodhon(_toy(), path)
-    lines = path.read_text().splitlines()
-    assert lines[4] == "10\t0"  # line 5: depot 2 (x y)
-    lines[4] = "10\tx1"
-    path.write_text("\n".join(lines))
-    message = f"{path}:5: depot 2 y must be float, got token 'x1' (token 6)"
-    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
-        read_prodhon(path)
-    # a byte that is not UTF-8 is read as a bad token, not a decoding error
-    path.write_bytes(path.read_bytes().replace(b"x1", b"\xff"))
-    with pytest.raises(ValueError, match=re.escape(f"{path}:5: depot 2 y must be float")):
-        read_prodhon(path)
-    lines[4] = "10\t0"
-    path.write_text("\n".join(lines + ["7"]))
-    message = f"{path}:{len(lines) + 1}: unexpected token '7' after the cost-type flag (1 extra "
-    with pytest.raises(ValueError, match="^" + re.escape(message + "tokens)") + "$"):
+def test_a_byte_that_is_not_utf8_is_a_bad_token(tmp_path):
+    path = _toy_file(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b"10\t0", b"10\t\xff"))
+    with pytest.raises(ValueError, match=re.escape(f"{path}:5: depot 2 y must be a finite number")):
         read_prodhon(path)
 
 
@@ -231,7 +342,7 @@ def test_one_depot_one_customer_file_and_names(tmp_path):
     assert read_prodhon(path, name="mine").name == "mine"
     np.testing.assert_array_equal(back.locs, inst.locs)
     path.write_text(path.read_text().replace("1\n1\n", "1\n0\n", 1))
-    with pytest.raises(ValueError, match="number of depots must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match="2: number of depots must be a positive integer, got '0'"):
         read_prodhon(path)
 
 
@@ -254,16 +365,6 @@ def test_benchmarks_dir_and_the_default_prins_folder(tmp_path, monkeypatch):
     write_prodhon(_toy(), tmp_path / "prins" / "coord3-2-1.dat")
     assert benchmarks_dir() == tmp_path
     assert prins_files() == [tmp_path / "prins" / "coord3-2-1.dat"]
-
-
-def test_infeasible_file_is_rejected(tmp_path):
-    path = tmp_path / "toy.dat"
-    write_prodhon(_toy(), path)
-    tokens = path.read_text().split()
-    tokens[2 + 4 + 6 + 1 + 2] = "80"  # first demand above vehicle capacity 12
-    path.write_text(" ".join(tokens))
-    with pytest.raises(ValueError, match=r"demand\[0, 0\] = 80 exceeds vehicle_capacity 12"):
-        read_prodhon(path)
 
 
 def test_solution_json_and_sol_round_trip(tmp_path):

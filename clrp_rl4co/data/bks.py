@@ -13,7 +13,7 @@ import csv
 import math
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def prins_bks() -> dict[str, PrinsBKS]:
             drlhq=int(row["bks_drlhq_table"]),
             current=int(row["bks_current"]),
         )
-        out[entry.file.rsplit(".", 1)[0]] = entry
+        out[PurePath(entry.file).stem] = entry
     return out
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from clrp_rl4co.envs.clrp.costs import round_cost_np
 from clrp_rl4co.envs.clrp.instance import instance_tensordict
 from clrp_rl4co.envs.clrp.validity import (
-    CAPACITY_TOLERANCE,  # noqa: F401 (data's re-export)
+    CAPACITY_TOLERANCE,
     check_instance_validity,
 )
 
@@ -122,6 +122,42 @@ class CLRPInstance:
             f"depots={self.num_depots}, vehicle_capacity={self.vehicle_capacity:g}, "
             f"vehicle_fixed_cost={self.vehicle_fixed_cost:g}, rounded_costs={self.rounded_costs})"
         )
+
+
+#: The magnitudes the env's float32 arrays hold (every instance field but ``cost_locs``).
+FLOAT32_RANGE = f"{np.finfo(np.float32).smallest_subnormal:.2g} to {np.finfo(np.float32).max:.2g}"
+
+
+def outside_float32(value: float) -> bool:
+    """True if the env cannot hold ``value``: its float32 arrays would make it ``inf``, or 0
+    although it is not, so a file reader can reject it in the file's terms."""
+    with np.errstate(over="ignore"):  # no warning: the caller reports it
+        stored = np.float32(value)
+    return bool(not np.isfinite(stored) or (stored == 0) != (value == 0))
+
+
+def oversized_demand(
+    demand: np.ndarray, vehicle_capacity: float, depot_capacity: np.ndarray
+) -> tuple[int, str] | None:
+    """The first customer whose demand no route or no depot can hold, by the env's rule
+    (:func:`~clrp_rl4co.envs.clrp.check_instance_validity`, :data:`CAPACITY_TOLERANCE` slack),
+    so that a file reader can name it in the file's own terms before the env check runs.
+
+    Args:
+        demand: [N] customer demands.
+        vehicle_capacity: the vehicle capacity.
+        depot_capacity: [D] depot capacities.
+
+    Returns:
+        ``(j, "vehicle")`` for the first demand above the vehicle capacity, else ``(j,
+        "depot")`` for the first one above every depot capacity (``j`` 0-based), else None.
+    """
+    limits = (("vehicle", vehicle_capacity), ("depot", np.max(depot_capacity)))
+    for which, limit in limits:
+        over = np.flatnonzero(demand > limit + CAPACITY_TOLERANCE)
+        if len(over):
+            return int(over[0]), which
+    return None
 
 
 def unit_square_scale(locs: np.ndarray) -> tuple[np.ndarray, float]:

@@ -27,23 +27,42 @@ from typing import Any
 
 import numpy as np
 
-from .instance import CLRPInstance
+from .instance import FLOAT32_RANGE, CLRPInstance, outside_float32, oversized_demand
 
 #: Values of the ``rounding`` field: arc costs ``ceil(100 d)`` or the distance ``d`` itself.
 ROUNDING = {"ceil100": True, "none": False}
 
 
+def _show(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a whole list or a 4,000-digit number
+    does not belong in a one-line message)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where}: must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{where}: must be finite, got {value!r}")
-    return float(value)
+        raise ValueError(f"{where}: must be a number, got {_show(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond float's range
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"{where}: must be finite, got {_show(value)}")
+    if outside_float32(number):
+        raise ValueError(f"{where}: must be 0 or of magnitude {FLOAT32_RANGE}, got {_show(value)}")
+    return number
+
+
+def _num(x: float) -> int | float:
+    """A value as the file writes it: an ``int`` where integral, else the float itself."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
 
 
 def _field(entry: Any, key: str, where: str) -> Any:
     if not isinstance(entry, dict):
-        raise ValueError(f"{where}: must be an object, got {entry!r}")
+        raise ValueError(f"{where}: must be an object, got {_show(entry)}")
     if key not in entry:
         raise ValueError(f"{where}: missing field {key!r}")
     return entry[key]
@@ -52,7 +71,7 @@ def _field(entry: Any, key: str, where: str) -> Any:
 def _entries(data: dict, key: str, fields: tuple[str, ...]) -> list[list[float]]:
     items = _field(data, key, "instance")
     if not isinstance(items, list) or not items:
-        raise ValueError(f"{key}: must be a non-empty list, got {items!r}")
+        raise ValueError(f"{key}: must be a non-empty list, got {_show(items)}")
     out = []
     for k, item in enumerate(items):
         where = f"{key}[{k}]"
@@ -83,8 +102,8 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
     q = _number(_field(data, "vehicle_capacity", "instance"), "vehicle_capacity")
     fixed = _number(_field(data, "vehicle_fixed_cost", "instance"), "vehicle_fixed_cost")
     rounding = _field(data, "rounding", "instance")
-    if rounding not in ROUNDING:
-        raise ValueError(f"rounding: must be one of {list(ROUNDING)}, got {rounding!r}")
+    if not isinstance(rounding, str) or rounding not in ROUNDING:
+        raise ValueError(f"rounding: must be one of {list(ROUNDING)}, got {_show(rounding)}")
     if q <= 0:
         raise ValueError(f"vehicle_capacity: must be positive, got {q:g}")
     if fixed < 0:
@@ -99,28 +118,39 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
             raise ValueError(f"customers[{k}].demand: must be positive, got {demand:g}")
     label = data.get("name", name)
     if not isinstance(label, str):
-        raise ValueError(f"name: must be a string, got {label!r}")
+        raise ValueError(f"name: must be a string, got {_show(label)}")
     depot_rows, customer_rows = np.array(depots), np.array(customers)
-    return CLRPInstance(
-        depot_locs=depot_rows[:, :2],
-        customer_locs=customer_rows[:, :2],
-        depot_capacity=depot_rows[:, 2],
-        opening_cost=depot_rows[:, 3],
-        demand=customer_rows[:, 2],
-        vehicle_capacity=q,
-        vehicle_fixed_cost=fixed,
-        rounded_costs=ROUNDING[rounding],
-        name=label,
-    )
+    oversized = oversized_demand(customer_rows[:, 2], q, depot_rows[:, 2])
+    if oversized is not None:
+        j, which = oversized
+        if which == "vehicle":
+            limit = f"vehicle_capacity {_num(q)}"
+        else:
+            i = int(np.argmax(depot_rows[:, 2]))
+            largest = _num(depot_rows[i, 2])
+            limit = f"every depot's capacity (the largest: depots[{i}].capacity {largest})"
+        raise ValueError(f"customers[{j}].demand: {_num(customer_rows[j, 2])} exceeds {limit}")
+    try:
+        return CLRPInstance(
+            depot_locs=depot_rows[:, :2],
+            customer_locs=customer_rows[:, :2],
+            depot_capacity=depot_rows[:, 2],
+            opening_cost=depot_rows[:, 3],
+            demand=customer_rows[:, 2],
+            vehicle_capacity=q,
+            vehicle_fixed_cost=fixed,
+            rounded_costs=ROUNDING[rounding],
+            name=label,
+        )
+    except ValueError as exc:  # a rule on the whole instance: the env's message
+        raise ValueError(
+            str(exc).removeprefix(f"{label or 'CLRPInstance'}: ").removeprefix("instance 0: ")
+        ) from None
 
 
 def instance_to_dict(instance: CLRPInstance) -> dict:
     """The JSON object of ``instance`` (numbers as Python floats, integers where integral)."""
-
-    def num(x) -> int | float:
-        x = float(x)
-        return int(x) if x.is_integer() else x
-
+    num = _num
     return {
         "name": instance.name,
         "vehicle_capacity": num(instance.vehicle_capacity),
@@ -147,12 +177,15 @@ def read_json_instance(path: str | Path) -> CLRPInstance:
         OSError: the file cannot be read.
     """
     path = Path(path)
+    text = path.read_bytes()
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        data = json.loads(text.decode())
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a text file ({exc.reason})") from None
+        raise ValueError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer literal too long to convert
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
     try:
         return instance_from_dict(data, name=path.stem)
     except ValueError as exc:
