@@ -292,3 +292,231 @@ def test_after_a_stop_request_the_instances_not_started_are_not_run():
         interrupt.clear()
     assert [r.status for r in results] == ["optimal", "not run", "not run"]
     assert results[1].error == "interrupted before it started"
+
+
+# ---------------------------------------------------------------- what solve passes on
+def test_the_signature_is_the_documented_one():
+    import inspect
+
+    from clrp_rl4co.solving import solve_many
+
+    defaults = {k: p.default for k, p in inspect.signature(solve).parameters.items()}
+    assert defaults == {"instance": inspect.Parameter.empty, "method": "auto", "seconds": 10.0,
+                        "model": None, "seed": 0, "progress": False}  # fmt: skip
+    many = {k: p.default for k, p in inspect.signature(solve_many).parameters.items()}
+    assert (many["method"], many["seconds"], many["seed"], many["workers"]) == ("auto", 10.0, 0, 1)
+    assert many["executor"] is None and many["progress"] is False
+
+
+class _Recorder:
+    """A stand-in classical solver that records what it was asked and returns a fixed result."""
+
+    def __init__(self, status: str = "feasible", bound: float | None = None):
+        self.calls: list[dict] = []
+        self.status, self.bound = status, bound
+
+    def __call__(self, instance, **kwargs):
+        from types import SimpleNamespace
+
+        from clrp_rl4co.data import CLRPSolution, Route
+
+        self.calls.append(kwargs)
+        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
+        return SimpleNamespace(solution=solution, status=self.status, bound=self.bound)
+
+
+def _big_depot_instance() -> CLRPInstance:
+    instance = random_instance(5, seed=3, num_depots=2)
+    return replace(instance, depot_capacity=np.full(2, 1e6), vehicle_capacity=1e6, _dist=None)
+
+
+@pytest.mark.parametrize("method, name", [("pyvrp", "solve_pyvrp"), ("exact", "solve_exact")])
+def test_a_classical_run_gets_the_budget_left_less_its_margin_and_the_seed(
+    monkeypatch, method, name
+):
+    import clrp_rl4co.solvers as solvers
+    from clrp_rl4co.solvers.hybrid import solver_budget
+
+    fake = _Recorder("optimal" if method == "exact" else "feasible", bound=4.0)
+    monkeypatch.setattr(solvers, name, fake)
+    instance = _big_depot_instance()
+    result = solve(instance, method, seconds=2.0, seed=7)
+    (call,) = fake.calls
+    assert call["seed"] == 7
+    assert solver_budget(2.0) - 0.5 < call["max_runtime"] <= solver_budget(2.0)
+    assert result.status == fake.status and result.method == method and result.model is None
+    assert result.objective == result.solution.cost(instance).total
+    assert result.details == ({"bound": 4.0} if method == "exact" else {})
+    # a budget already spent leaves the solver its floor of 1 ms, not more
+    solve(instance, method, seconds=1e-4, seed=7)
+    assert fake.calls[-1]["max_runtime"] == pytest.approx(solver_budget(1e-3))
+
+
+def test_an_exact_run_without_a_bound_reports_no_bound(monkeypatch):
+    import clrp_rl4co.solvers as solvers
+
+    monkeypatch.setattr(solvers, "solve_exact", _Recorder("feasible", bound=None))
+    assert solve(_big_depot_instance(), "exact", seconds=1.0).details == {}
+
+
+def test_the_hybrid_gets_the_policy_budget_seed_and_progress(monkeypatch):
+    from types import SimpleNamespace
+
+    import clrp_rl4co.solvers.hybrid as hybrid
+    from clrp_rl4co.data import CLRPSolution, Route
+    from clrp_rl4co.solving import load_model
+
+    calls = []
+
+    def fake(instance, policy, seconds, seed=0, progress=False):
+        calls.append((policy, seconds, seed, progress))
+        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
+        return SimpleNamespace(solution=solution, status="feasible", decode="x8",
+                               start_objective=99.0)  # fmt: skip
+
+    monkeypatch.setattr(hybrid, "solve_hybrid", fake)
+    instance = _big_depot_instance()
+    result = solve(instance, "hybrid", seconds=3.0, model="drlhq_clrp20", seed=5, progress=True)
+    ((policy, seconds, seed, progress),) = calls
+    assert policy is load_model("drlhq_clrp20") and 2.0 < seconds <= 3.0
+    assert (seed, progress) == (5, True)
+    assert (result.method, result.model, result.status) == ("hybrid", "drlhq_clrp20", "feasible")
+    assert result.details == {"decode": "x8", "start_objective": 99.0}
+    assert result.objective == result.solution.cost(instance).total
+
+
+def test_x8_that_fits_nothing_is_no_solution_with_a_note():
+    instance = random_instance(15, seed=2)
+    result = solve(instance, "x8", seconds=1e-4, model="drlhq_clrp20")
+    assert (result.solution, result.objective, result.status) == (None, None, "no solution")
+    assert result.details["note"] == "not even one greedy rollout fits in the budget"
+
+
+def test_x8_that_fits_is_feasible_with_its_decode():
+    instance = random_instance(15, seed=2)
+    result = solve(instance, "x8", seconds=10.0, model="drlhq_clrp20")
+    assert result.status == "feasible" and "note" not in result.details
+    assert result.details["decode"] == "x8"
+
+
+@pytest.mark.parametrize("size, model", [(5, "drlhq_clrp10"), (200, "drlhq_clrp100")])
+def test_a_factor_two_from_a_training_size_still_gets_that_model(size, model):
+    instance = paper_instance(size)
+    assert looks_like_paper(instance)
+    assert auto_model(instance) == model
+
+
+@pytest.mark.parametrize(
+    "field, edit",
+    [
+        ("locs", "zero"),  # a coordinate exactly 0 or 1 is still in the unit square
+        ("locs", "one"),
+        ("depot_capacity", "low"),  # the size rule's bounds are inside
+        ("depot_capacity", "high"),
+        ("opening_cost", "low"),
+        ("opening_cost", "high"),
+    ],
+)
+def test_the_paper_ranges_include_their_bounds(field, edit):
+    from clrp_rl4co.envs.clrp import size_rule
+
+    instance = paper_instance(20)
+    rule = size_rule(20)
+    if field == "locs":
+        value = 0.0 if edit == "zero" else 1.0
+        instance = changed(
+            instance, customer_locs=np.vstack([[value, value], instance.customer_locs[1:]])
+        )
+    else:
+        low, high = rule[field]
+        values = getattr(instance, field).copy()
+        values[0] = low if edit == "low" else high
+        instance = changed(instance, **{field: values})
+    assert looks_like_paper(instance)
+
+
+def test_a_demand_of_twenty_is_not_the_papers():
+    instance = paper_instance(20)
+    demand = instance.demand.copy()
+    demand[0] = 20
+    assert not looks_like_paper(changed(instance, demand=demand))
+
+
+def test_a_worker_task_runs_one_thread_and_passes_everything_on(monkeypatch):
+    import torch
+
+    import clrp_rl4co.solving as solving
+
+    seen = []
+    monkeypatch.setattr(solving, "solve", lambda *args, **kw: seen.append((args, kw)) or "r")
+    threads = torch.get_num_threads()
+    try:
+        assert solving._solve_task(("inst", "pyvrp", 3.0, "m", 4)) == "r"
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    assert seen == [(("inst", "pyvrp", 3.0, "m", 4), {})]
+    assert solving._solve_here(("inst", "x8", 2.0, None, 1)) == "r"
+    assert seen[-1] == (("inst", "x8", 2.0, None, 1), {"progress": False})
+
+
+def test_preloading_reads_files_and_loads_the_models_a_fork_will_share(benchmarks_root, tmp_path):
+    import clrp_rl4co.solving as solving
+
+    path = benchmarks_root / "prins" / "coord20-5-1.dat"
+    bad = tmp_path / "bad.json"
+    solving._POLICIES.pop("drlhq_clrp20", None)
+    tasks = [(str(path), "x8", 5.0, "drlhq_clrp20", 0), (str(bad), "x8", 5.0, None, 1)]
+    out = solving._preload(tasks)
+    assert isinstance(out[0][0], CLRPInstance) and out[0][1:] == tasks[0][1:]
+    assert out[1] == tasks[1]  # unreadable: left for its task to report
+    assert "drlhq_clrp20" in solving._POLICIES
+
+
+def test_many_instances_over_workers_use_the_package_pool(monkeypatch):
+    import clrp_rl4co.parallel as parallel
+    from clrp_rl4co.solving import solve_many
+
+    made = []
+
+    class Pool(parallel.ProcessPool):
+        def __init__(self, max_workers):
+            made.append(max_workers)
+            super().__init__(max_workers)
+
+    monkeypatch.setattr(parallel, "ProcessPool", Pool)
+    items = [random_instance(6, seed=k, num_depots=2) for k in range(2)]
+    solve_many(items, "exact", 5.0, workers=1)
+    assert made == []  # one worker: this process
+    results = solve_many(items, "exact", 5.0, workers=2)
+    assert made == [2] and [r.status for r in results] == ["optimal", "optimal"]
+
+
+def test_failed_and_not_run_results_name_the_method_and_model(monkeypatch):
+    import clrp_rl4co.solving as solving
+    from clrp_rl4co import interrupt
+
+    monkeypatch.setattr(solving, "solve", lambda *a, **k: (_ for _ in ()).throw(KeyError()))
+    (result,) = solving.solve_many([random_instance(6, seed=1)], "x8", 5.0, model="m")
+    assert (result.method, result.model, result.seconds, result.objective) == ("x8", "m", 0.0, None)
+    assert result.error == "KeyError"  # an exception without a message: its type
+    interrupt.request()
+    try:
+        (result,) = solving.solve_many([random_instance(6, seed=1)], "x8", 5.0, model="m")
+    finally:
+        interrupt.clear()
+    assert (result.status, result.method, result.model, result.seconds) == (
+        "not run",
+        "x8",
+        "m",
+        0.0,
+    )
+    assert solving.not_run("why").method == "" and solving.failed("e").model is None
+
+
+def test_an_error_is_its_first_line():
+    import clrp_rl4co.solving as solving
+
+    assert solving._error_text(ValueError("a.dat: bad\nmore")) == "a.dat: bad"
+    assert solving._error_text(OSError("")) == ""
+    assert solving._error_text(RuntimeError("x\ny")) == "RuntimeError: x"
