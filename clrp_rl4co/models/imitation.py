@@ -64,6 +64,28 @@ def teacher_forced_log_likelihood(
     return out["log_likelihood"]
 
 
+def imitation_loss(
+    policy: torch.nn.Module,
+    env: RL4COEnvBase,
+    batch: TensorDict,
+    augment_routes: bool = True,
+    augment_dihedral: bool = True,
+) -> dict[str, torch.Tensor]:
+    """The imitation loss of a batch of :class:`ExpertDataset` (batch [B]).
+
+    Returns ``loss`` (the mean over the batch of ``-log p`` of a random equivalent form of each
+    expert sequence, :func:`.equivalence.augment_expert_batch`) and ``log_likelihood`` [B]. Any
+    training loop can call it (``loss.backward()``); :class:`Imitation` is RL4CO's."""
+    instances, actions = augment_expert_batch(
+        batch.exclude(EXPERT_ACTIONS),
+        batch[EXPERT_ACTIONS],
+        routes=augment_routes,
+        dihedral=augment_dihedral,
+    )
+    log_likelihood = teacher_forced_log_likelihood(policy, env, instances, actions)
+    return {"loss": -log_likelihood.mean(), "log_likelihood": log_likelihood}
+
+
 class Imitation(RL4COLitModule):
     """Trains ``policy`` by the negative log-likelihood of the expert sequences of ``dataset``
     (module docstring: the loss, the equivalent forms, the multistart form).
@@ -164,17 +186,14 @@ class Imitation(RL4COLitModule):
 
     # ------------------------------------------------------------------ steps
     def imitation_loss(self, batch: TensorDict) -> dict[str, torch.Tensor]:
-        """``loss`` (mean negative log-likelihood of a random equivalent form of each expert
-        sequence) and ``log_likelihood`` [B] of a batch of :class:`ExpertDataset`."""
-        actions = batch[EXPERT_ACTIONS]
-        instances, actions = augment_expert_batch(
-            batch.exclude(EXPERT_ACTIONS),
-            actions,
-            routes=self.augment_routes,
-            dihedral=self.augment_dihedral,
+        """:func:`imitation_loss` of a batch with this module's policy, env and forms."""
+        return imitation_loss(
+            self.policy,
+            self.env,
+            batch,
+            augment_routes=self.augment_routes,
+            augment_dihedral=self.augment_dihedral,
         )
-        log_likelihood = teacher_forced_log_likelihood(self.policy, self.env, instances, actions)
-        return {"loss": -log_likelihood.mean(), "log_likelihood": log_likelihood}
 
     def shared_step(
         self, batch: TensorDict, batch_idx: int, phase: str, dataloader_idx: int | None = None
