@@ -284,9 +284,11 @@ def test_run_py_trains_by_imitation_from_label_shards_then_pomo_from_its_weights
     monkeypatch.setattr(sys, "argv", ["run.py", "model=imitation", *tail])
     training.main()
     imitated = tmp_path / "runs" / "tiny_imitation" / "policy_best.pt"
-    assert json.loads(imitated.with_suffix(".json").read_text())["algorithm"] == "imitation"
+    meta = json.loads(imitated.with_suffix(".json").read_text())
+    assert meta["algorithm"] == "imitation"
+    assert meta["expert_data"]["folder"] == str(tmp_path / "labels")
     monkeypatch.setattr(sys, "argv", ["run.py", "experiment=tiny", f"init={imitated}"])
     training.main()
     tuned = tmp_path / "runs" / "tiny_drlhq"
-    assert (tuned / "policy_best.pt").is_file()
+    assert json.loads((tuned / "policy_best.json").read_text())["expert_data"] is None
     assert OmegaConf.load(tuned / "config.yaml").init == str(imitated)
