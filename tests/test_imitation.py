@@ -200,6 +200,19 @@ def test_log_likelihood_by_hand_on_one_instance():
     assert float(got[0]) == pytest.approx(expected, rel=1e-5)
 
 
+@pytest.mark.parametrize("check_actions", [False, True])
+def test_an_infeasible_or_unfinished_expert_sequence_is_named(check_actions):
+    env = CLRPEnv(generator_params={"preset": "clrp10"}, check_actions=check_actions)
+    policy = build_policy("drlhq", **TINY)
+    data = expert_data("clrp10", 2, seed=6)
+    bad = data.actions.clone()
+    bad[1, 1] = bad[1, 0]  # the route's depot again right after opening it (rule 4)
+    with pytest.raises(ValueError, match="infeasible for batch index 1"):
+        teacher_forced_log_likelihood(policy, env, data.instances, bad)
+    with pytest.raises(ValueError, match="actions end before the solution is finished"):
+        teacher_forced_log_likelihood(policy, env, data.instances, data.actions[:, :5])
+
+
 def test_a_few_steps_fit_a_fixed_batch():
     env = CLRPEnv(generator_params={"preset": "clrp10"})
     torch.manual_seed(0)

@@ -58,9 +58,23 @@ def teacher_forced_log_likelihood(
 ) -> torch.Tensor:
     """``log p(actions)`` [B] under ``policy``: the env reset on ``instances`` (batch [B]) and
     RL4CO's ``evaluate`` decoding of ``actions`` [B, T] (padded with the env's no-op), the sum
-    of each step's log-probability."""
+    of each step's log-probability.
+
+    Raises:
+        ValueError: a sequence holds an action the env masks, or ends before its solution is
+            finished (with the env's ``rollout_actions``: naming the batch index and action).
+    """
     td = env.reset(instances)
-    out = policy(td, env, phase="train", actions=actions, calc_reward=False, return_actions=False)
+    try:
+        out = policy(
+            td, env, phase="train", actions=actions, calc_reward=False, return_actions=False
+        )
+    except (AssertionError, IndexError, RuntimeError):
+        # RL4CO asserts on a -inf log-probability and indexes past the end of a short sequence;
+        # the env's replay names the row (other errors are raised as they are)
+        if hasattr(env, "rollout_actions"):
+            env.rollout_actions(instances, actions)
+        raise
     return out["log_likelihood"]
 
 
