@@ -23,12 +23,13 @@ decoding applies at test time.
 
 **Multistart.** Expert sequences are taught in the plain form ``d, c, ..., d, ...`` that the env
 accepts at its reset state, not in the multistart form ``s, d, s, ...``: the start action is
-RL4CO's forcing device (it carries no log-probability) and the forced first customer has a
-one-hot mask, so a multistart rollout from start ``s`` scores the same decoder steps as the plain
-sequence whose first route begins with ``s``, except the first customer choice, which the plain
-form also teaches (and plain greedy decoding uses). The decoder's query is the same in both
-(keyed on ``num_routes``). With random route order and direction, each route end is the first
-customer equally often, so no start customer is singled out.
+RL4CO's forcing device (no log-probability, and it changes no state the policies' queries read,
+only ``start_customer`` and the mask), and the forced customer after it has a one-hot mask. So a
+multistart rollout from start ``s`` scores the same decoder steps, with the same queries, as the
+plain sequence whose first route begins with ``s``; the plain form adds the first customer's
+choice (which plain greedy decoding uses), and its first depot step is normalised over the
+depots that hold the smallest demand rather than those that hold ``s``. With random route order
+and direction, each route end is the first customer equally often: no start is singled out.
 
 Validation and test decode as RL4CO's POMO does (multistart greedy over all starts, x
 ``num_augment`` augmentation), logging ``reward``, ``max_reward`` and ``max_aug_reward``, so
