@@ -29,7 +29,7 @@ from clrp_rl4co.models.equivalence import (
 from clrp_rl4co.models.expert_data import ExpertDataset
 from clrp_rl4co.models.imitation import Imitation, teacher_forced_log_likelihood
 from clrp_rl4co.policies import DRLHQCostPolicy
-from experiments.labels.shards import Shard, write_shard
+from experiments.labels.shards import Shard, expert_dataset, write_shard
 
 TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
 
@@ -157,6 +157,42 @@ def test_concatenated_datasets_pad_to_the_longest_sequence():
     )
 
 
+def write_labels(data: ExpertDataset, path, solved: int | None = None) -> None:
+    """A shard of ``data`` whose first ``solved`` instances (default all) have their label."""
+    num_depots = data.instances["depot_capacity"].shape[-1]
+    rows = [
+        CLRPSolution.from_actions(r, num_depots).to_actions(num_depots)
+        for r in data.actions.tolist()
+    ][: len(data) if solved is None else solved]
+    zeros = [0.0] * len(rows)
+    write_shard(Shard(data.instances, rows, zeros, zeros, zeros, {}), path)
+
+
+def test_label_shards_feed_one_dataset_in_shard_order(tmp_path):
+    first, second = expert_data("clrp10", 3, seed=1), expert_data("clrp10", 2, seed=2)
+    write_labels(first, tmp_path / "shard_00000.npz")
+    write_labels(second, tmp_path / "shard_00001.npz", solved=1)  # in progress
+    write_labels(second, tmp_path / "shard_00002.npz", solved=0)  # nothing solved yet
+    data = expert_dataset(tmp_path)
+    assert len(data) == 4
+    assert torch.equal(data.instances["demand"][3], second.instances["demand"][0])
+    expected = np.concatenate(
+        [
+            oracle_totals(first.instances, first.actions),
+            oracle_totals(second.instances[:1], second.actions[:1]),
+        ]
+    )
+    np.testing.assert_allclose(env_totals(data.instances, data.actions), expected, rtol=1e-9)
+    assert len(expert_dataset(tmp_path, limit=2)) == 2
+    with pytest.raises(ValueError, match="limit"):
+        expert_dataset(tmp_path, limit=0)
+    with pytest.raises(ValueError, match="no labelled instances"):
+        expert_dataset(tmp_path / "nothing")
+    write_labels(expert_data("clrp20", 1, seed=3), tmp_path / "shard_00003.npz")
+    with pytest.raises(ValueError, match=r"shards of \[10, 20\] customers"):
+        expert_dataset(tmp_path)
+
+
 # ---------------------------------------------------------------- the loss
 @pytest.mark.parametrize("model", ["drlhq", "drlhqcf", "pomo"])
 def test_loss_is_minus_the_log_likelihood_the_policy_gives_its_own_rollout(model):
@@ -282,14 +318,7 @@ def test_imitation_checkpoint_loads_into_the_policy_class_and_pomo_starts_from_i
 def test_run_py_trains_by_imitation_from_label_shards_then_pomo_from_its_weights(
     tmp_path, monkeypatch
 ):
-    data = expert_data("clrp10", 4, seed=13)
-    num_depots = data.instances["depot_capacity"].shape[-1]
-    rows = [
-        CLRPSolution.from_actions(r, num_depots).to_actions(num_depots)
-        for r in data.actions.tolist()
-    ]
-    shard = Shard(data.instances, rows, [0.0] * 4, [0.0] * 4, [0.0] * 4, {})
-    write_shard(shard, tmp_path / "labels" / "shard_00000.npz")
+    write_labels(expert_data("clrp10", 4, seed=13), tmp_path / "labels" / "shard_00000.npz")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PROJECT_ROOT", raising=False)
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")

@@ -226,4 +226,9 @@ def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = 
                 break
     if not parts:
         raise ValueError(f"{folder}: no labelled instances (no shard_*.npz with labels)")
+    sizes = sorted({int(p.instances["demand"].shape[-1]) for p in parts})
+    if len(sizes) > 1:
+        raise ValueError(
+            f"{folder}: shards of {sizes} customers; one dataset holds one instance size"
+        )
     return ExpertDataset.concatenate(parts)
