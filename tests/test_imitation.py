@@ -13,6 +13,7 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import OmegaConf
 from rl4co.models import POMO
+from rl4co.models.zoo.am import AttentionModelPolicy
 from rl4co.utils.trainer import RL4COTrainer
 from rollout import oracle_costs, random_rollout
 from tensordict import TensorDict
@@ -28,7 +29,7 @@ from clrp_rl4co.models.equivalence import (
 )
 from clrp_rl4co.models.expert_data import ExpertDataset
 from clrp_rl4co.models.imitation import Imitation, teacher_forced_log_likelihood
-from clrp_rl4co.policies import DRLHQCostPolicy
+from clrp_rl4co.policies import DRLHQCostPolicy, clrp_embeddings
 from experiments.labels.shards import Shard, expert_dataset, write_shard
 
 TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
@@ -194,13 +195,18 @@ def test_label_shards_feed_one_dataset_in_shard_order(tmp_path):
 
 
 # ---------------------------------------------------------------- the loss
-@pytest.mark.parametrize("model", ["drlhq", "drlhqcf", "pomo"])
+def stock_policy() -> AttentionModelPolicy:
+    """RL4CO's own attention model with the CLRP embeddings."""
+    return AttentionModelPolicy(env_name="clrp", **TINY, **clrp_embeddings(TINY["embed_dim"]))
+
+
+@pytest.mark.parametrize("model", ["drlhq", "drlhqcf", "pomo", "stock"])
 def test_loss_is_minus_the_log_likelihood_the_policy_gives_its_own_rollout(model):
     """The policy samples sequences (its sampling decoder sums the log-probabilities of the
     actions it draws); teacher forcing those sequences must give the same numbers."""
     env = CLRPEnv(generator_params={"preset": "clrp10"})
     torch.manual_seed(0)
-    policy = build_policy(model, **TINY)
+    policy = stock_policy() if model == "stock" else build_policy(model, **TINY)
     instances = env.generator(5)
     with torch.no_grad():
         out = policy(env.reset(instances), env, decode_type="sampling")
