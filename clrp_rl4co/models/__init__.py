@@ -1,7 +1,9 @@
 """RL4CO models for the CLRP policies: building them, training them, shipping them.
 
-- :mod:`.build`: :func:`build_model` (POMO / REINFORCE), the algorithm's checkpoint metric,
-  the paper's schedule, fixed validation sets (re-exported here);
+- :mod:`.build`: :func:`build_model` (POMO / REINFORCE / imitation), the algorithm's checkpoint
+  metric, the paper's schedule, fixed validation sets (re-exported here);
+- :mod:`.imitation`: :class:`Imitation`, training by the log-likelihood of expert solutions
+  (:class:`ExpertDataset`, :mod:`.expert_data`), in random equivalent forms (:mod:`.equivalence`);
 - :mod:`.training`: the one training implementation (``run.py``, ``configs/``);
 - :mod:`.runs`: the layout of a run folder;
 - :mod:`.curves`: metrics CSV across resumes, progress lines, the learning-curve plotter;
@@ -22,11 +24,15 @@ from .build import (
     step_lr_schedule,
 )
 from .decoding import DecodeSpec, decode_batch
+from .expert_data import ExpertDataset
+from .imitation import Imitation
 
 __all__ = [
     "ALGORITHMS",
     "AUGMENTS",
     "DecodeSpec",
+    "ExpertDataset",
+    "Imitation",
     "PolicyConfigCallback",
     "algorithm_of",
     "build_model",

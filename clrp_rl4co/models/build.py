@@ -22,9 +22,16 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.dataset import generate_dataset, load_dataset, save_dataset
 from clrp_rl4co.policies import policy_config, rotate45_augmentation
 
-#: RL4CO algorithms by name: ``pomo`` (POMO: shared baseline over the N starts) and
-#: ``reinforce`` (``AttentionModel``: REINFORCE with a greedy rollout baseline).
-ALGORITHMS: dict[str, type[LightningModule]] = {"pomo": POMO, "reinforce": AttentionModel}
+from .imitation import Imitation
+
+#: RL4CO algorithms by name: ``pomo`` (POMO: shared baseline over the N starts),
+#: ``reinforce`` (``AttentionModel``: REINFORCE with a greedy rollout baseline) and
+#: ``imitation`` (:class:`~.imitation.Imitation`: expert sequences' negative log-likelihood).
+ALGORITHMS: dict[str, type[LightningModule]] = {
+    "pomo": POMO,
+    "reinforce": AttentionModel,
+    "imitation": Imitation,
+}
 
 #: Augmentations POMO may apply at validation / test (``augment`` of :func:`build_model`).
 AUGMENTS = ("dihedral8", "rotate45")
@@ -55,15 +62,17 @@ def build_model(
 ) -> LightningModule:
     """An RL4CO LightningModule training ``policy`` on ``env``.
 
-    ``algorithm``: ``"pomo"`` (RL4CO ``POMO``) or ``"reinforce"`` (``AttentionModel``, rollout
-    baseline unless ``baseline`` is given). ``num_augment`` / ``augment`` (POMO only): the
-    x``num_augment`` augmentation at validation / test, ``"dihedral8"`` (RL4CO) or
+    ``algorithm``: ``"pomo"`` (RL4CO ``POMO``), ``"reinforce"`` (``AttentionModel``, rollout
+    baseline unless ``baseline`` is given) or ``"imitation"`` (:class:`~.imitation.Imitation`;
+    ``kwargs`` must hold its ``dataset``). ``num_augment`` / ``augment`` (POMO and imitation):
+    the x``num_augment`` augmentation at validation / test, ``"dihedral8"`` (RL4CO) or
     ``"rotate45"`` (the paper's 45-degree rotations). ``lr_schedule``: keyword arguments of
     :func:`step_lr_schedule` (``epochs``, ``decay_at``, ``gamma``), or None for ``kwargs``'
     own ``lr_scheduler``. ``kwargs`` go to the model (batch sizes, data sizes, optimizer, ...).
 
-    POMO logs ``val/max_reward`` (best of the N starts, the model's multistart objective) next
-    to ``val/reward`` (mean over starts); :func:`monitor_metric` names the one to select on."""
+    POMO and imitation log ``val/max_reward`` (best of the N starts, the model's multistart
+    objective) next to ``val/reward`` (mean over starts); :func:`monitor_metric` names the one to
+    select on."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {list(ALGORITHMS)}")
     if lr_schedule is not None:
@@ -77,11 +86,15 @@ def build_model(
         raise ValueError(f"augment: unknown {augment!r}; choose one of {list(AUGMENTS)}")
     if int(num_augment) < 1:
         raise ValueError(f"num_augment: must be >= 1, got {num_augment!r}")
+    augment_fn = rotate45_augmentation if augment == "rotate45" else augment
+    if algorithm == "imitation":  # its metrics: POMO's at validation / test, the loss in training
+        return Imitation(
+            env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs
+        )
     val_metrics = ["reward", "max_reward"] + (["max_aug_reward"] if num_augment > 1 else [])
     kwargs.setdefault(
         "metrics", {"train": ["loss", "reward"], "val": val_metrics, "test": val_metrics}
     )
-    augment_fn = rotate45_augmentation if augment == "rotate45" else augment
     return POMO(env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs)
 
 
@@ -97,11 +110,11 @@ def algorithm_of(model: LightningModule) -> str:
 
 
 def monitor_metric(algorithm: str) -> str:
-    """Validation metric for best-checkpoint selection: POMO's best of the N starts
-    (``val/max_reward``), REINFORCE's greedy reward (``val/reward``)."""
+    """Validation metric for best-checkpoint selection: POMO's and imitation's best of the N
+    starts (``val/max_reward``), REINFORCE's greedy reward (``val/reward``)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {list(ALGORITHMS)}")
-    return "val/max_reward" if algorithm == "pomo" else "val/reward"
+    return "val/reward" if algorithm == "reinforce" else "val/max_reward"
 
 
 def fixed_dataset(env: CLRPEnv, size: int, seed: int, path: str | Path) -> TensorDict:

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
+from omegaconf import OmegaConf
 
 from clrp_rl4co.policies import PRETRAINED_DIR, load_policy
 
@@ -51,7 +52,8 @@ def run_provenance(run: RunFolder, checkpoint: str | Path) -> dict[str, Any]:
     algorithm, seed, ``init``, the exact commands of every invocation (``training``), commits,
     hardware, epoch, global step, training instances (batch x processes x steps, from the
     checkpoint), training wall minutes (validation included, over all resumed parts) and the
-    validation score (``validation``: metric, value, instances, seed, augmentation)."""
+    validation score (``validation``: metric, value, instances, seed, augmentation); for
+    imitation the expert data's config (``expert_data``, None otherwise)."""
     config = run.config()
     ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)
     progress = ProgressLog.from_checkpoint(ckpt) or {}
@@ -73,6 +75,12 @@ def run_provenance(run: RunFolder, checkpoint: str | Path) -> dict[str, Any]:
         "paper_training_instances": PAPER_TRAINING_INSTANCES,
         "wall_minutes": None if seconds is None else round(seconds / 60, 2),
         "validation": _validation(ckpt, config),
+        # imitation: where its expert data came from (model.dataset of the config)
+        "expert_data": (
+            OmegaConf.to_container(config.model.dataset, resolve=True)
+            if "dataset" in config.model
+            else None
+        ),
     }
 
 

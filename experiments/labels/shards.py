@@ -194,3 +194,41 @@ def replay_costs(shard: Shard) -> torch.Tensor:
     env = CLRPEnv(check_solution=False)
     final = env.rollout_actions(shard.solved_instances(), shard.padded_actions())
     return env.cost_parts(final)["total"].double()
+
+
+def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = True):
+    """The labels of every shard of ``folder`` as one
+    :class:`clrp_rl4co.models.expert_data.ExpertDataset` (what ``model=imitation`` trains on).
+
+    Args:
+        folder: a preset's labels folder (``datasets/labels/<preset>``).
+        limit: keep the first ``limit`` labels in shard order (None: all).
+        verify: check each shard's checksum.
+
+    Raises:
+        ValueError: the folder holds no labelled instance, or ``limit`` is below 1, naming them.
+    """
+    from clrp_rl4co.models.expert_data import ExpertDataset
+
+    if limit is not None and int(limit) < 1:
+        raise ValueError(f"limit: must be >= 1 or None, got {limit!r}")
+    parts = []
+    remaining = None if limit is None else int(limit)
+    for path in list_shards(Path(folder)):
+        shard = read_shard(path, verify=verify)
+        if shard.count == 0:
+            continue
+        take = shard.count if remaining is None else min(shard.count, remaining)
+        parts.append(ExpertDataset(shard.solved_instances()[:take], shard.padded_actions()[:take]))
+        if remaining is not None:
+            remaining -= take
+            if remaining == 0:
+                break
+    if not parts:
+        raise ValueError(f"{folder}: no labelled instances (no shard_*.npz with labels)")
+    sizes = sorted({int(p.instances["demand"].shape[-1]) for p in parts})
+    if len(sizes) > 1:
+        raise ValueError(
+            f"{folder}: shards of {sizes} customers; one dataset holds one instance size"
+        )
+    return ExpertDataset.concatenate(parts)

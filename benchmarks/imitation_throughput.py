@@ -1,0 +1,130 @@
+"""Training instances per CPU second: a teacher-forced imitation step next to a POMO step.
+
+Both train the same policy (the shipped ``drlhq_<preset>`` by default) on the same instances,
+interleaved round by round so that a change in the machine's load hits both alike:
+
+- *imitation*: :func:`clrp_rl4co.models.imitation.imitation_loss` on a batch of expert sequences
+  (one teacher-forced rollout each, random equivalent forms), backward, Adam;
+- *POMO*: RL4CO POMO's ``shared_step`` (N sampled rollouts per instance, one per start),
+  backward, Adam.
+
+The expert sequences are the labels of ``--labels`` (a ``datasets/labels/<preset>`` folder),
+else the policy's own sampled solutions (the step's cost depends on the sequence length only).
+Time is the process's CPU time; ``--profile`` adds the functions that dominate each step
+(cProfile, cumulative time).
+
+    python benchmarks/imitation_throughput.py --preset clrp50 --rounds 3 --imitation-batch 32 \
+        --pomo-batch 8 --labels datasets/labels/clrp50 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from clrp_rl4co.envs import CLRPEnv
+from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.models import ExpertDataset, build_model, load_policy
+from clrp_rl4co.models.imitation import imitation_loss
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # --labels reads experiments.labels
+    sys.path.insert(0, str(ROOT))
+
+
+def expert_batch(args, env: CLRPEnv, policy: torch.nn.Module) -> ExpertDataset:
+    """``--imitation-batch`` expert sequences: labels, or the policy's sampled solutions."""
+    if args.labels:
+        from experiments.labels.shards import expert_dataset
+
+        return expert_dataset(args.labels, limit=args.imitation_batch)
+    torch.manual_seed(0)
+    instances = env.generator(args.imitation_batch)
+    with torch.no_grad():
+        out = policy(env.reset(instances), env, decode_type="sampling")
+    return ExpertDataset(instances, out["actions"])
+
+
+def timed(step: Callable[[], torch.Tensor], optimizer, profile: cProfile.Profile | None) -> float:
+    """CPU seconds of one step: loss, backward, gradient clipping, Adam."""
+    start = time.process_time()
+    if profile is not None:
+        profile.enable()
+    loss = step()
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], 1.0)
+    optimizer.step()
+    if profile is not None:
+        profile.disable()
+    return time.process_time() - start
+
+
+def top_functions(profile: cProfile.Profile, count: int = 12) -> str:
+    stream = io.StringIO()
+    pstats.Stats(profile, stream=stream).sort_stats("cumulative").print_stats(count)
+    return stream.getvalue()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="clrp50")
+    parser.add_argument("--model", default=None, help="default: drlhq_<preset>")
+    parser.add_argument("--imitation-batch", type=int, default=32)
+    parser.add_argument("--pomo-batch", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--labels", type=Path, default=None)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.set_float32_matmul_precision("highest")
+
+    env = CLRPEnv(generator_params={"preset": args.preset}, check_actions=False)
+    policy = load_policy(args.model or f"drlhq_{args.preset}").train()
+    experts = expert_batch(args, env, policy)
+    torch.manual_seed(1)
+    pomo_instances = env.generator(args.pomo_batch)
+    pomo = build_model(env, policy, algorithm="pomo", num_augment=1)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=1e-6)
+
+    def imitation_step() -> torch.Tensor:
+        return imitation_loss(policy, env, experts.data)["loss"]
+
+    def pomo_step() -> torch.Tensor:
+        return pomo.shared_step(pomo_instances.clone(), 0, phase="train")["loss"]
+
+    steps = {"imitation": (imitation_step, len(experts)), "POMO": (pomo_step, args.pomo_batch)}
+    profiles = {name: cProfile.Profile() if args.profile else None for name in steps}
+    rates: dict[str, list[float]] = {name: [] for name in steps}
+    for step, _ in steps.values():  # warm-up, untimed
+        timed(step, optimizer, None)
+    for _ in range(args.rounds):
+        for name, (step, size) in steps.items():
+            rates[name].append(size / timed(step, optimizer, profiles[name]))
+    median = {name: statistics.median(r) for name, r in rates.items()}
+    rows = [
+        [name, size, f"{median[name]:.2f}", f"{median[name] / median['POMO']:.2f}"]
+        for name, (_, size) in steps.items()
+    ]
+    print(
+        f"{args.preset}, {args.model or f'drlhq_{args.preset}'}, 1 thread, fp32, median of "
+        f"{args.rounds} interleaved rounds; expert sequences: "
+        f"{args.labels or 'the policy’s sampled solutions'}, length {experts.actions.shape[1]}"
+    )
+    print(markdown_table(["step", "instances / batch", "instances / CPU s", "ratio to POMO"], rows))
+    for name, profile in profiles.items():
+        if profile is not None:
+            print(f"\n### {name} step profile\n\n```\n{top_functions(profile)}```")
+
+
+if __name__ == "__main__":
+    main()
