@@ -362,7 +362,7 @@ def solve_many(
         pool = executor = ProcessPool(workers)
         if pool.forks:
             tasks = _preload(tasks)
-    results: list[SolveResult | None] = [None] * len(tasks)
+    results: list[SolveResult] = [not_run("not run", method, model)] * len(tasks)
 
     def done(index: int, future) -> None:
         if future.cancelled():
@@ -385,7 +385,7 @@ def solve_many(
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    return [r if r is not None else not_run("not run", method, model) for r in results]
+    return results  # every index was filled by ``done`` (cancelled futures included)
 
 
 __all__ = [

@@ -520,3 +520,67 @@ def test_an_error_is_its_first_line():
     assert solving._error_text(ValueError("a.dat: bad\nmore")) == "a.dat: bad"
     assert solving._error_text(OSError("")) == ""
     assert solving._error_text(RuntimeError("x\ny")) == "RuntimeError: x"
+
+
+def test_the_defaults_are_auto_ten_seconds_seed_zero_no_progress(monkeypatch):
+    import clrp_rl4co.solvers as solvers
+    import clrp_rl4co.solvers.hybrid as hybrid
+    from clrp_rl4co.solvers.hybrid import solver_budget
+    from clrp_rl4co.solving import solve_many
+
+    fake = _Recorder("optimal")
+    monkeypatch.setattr(solvers, "solve_exact", fake)
+    tiny = _big_depot_instance()  # 5 customers: auto is exact
+    assert solve(tiny).method == "exact"
+    assert solve_many([tiny])[0].method == "exact"
+    for call in fake.calls:
+        assert call["seed"] == 0
+        assert solver_budget(10.0) - 0.5 < call["max_runtime"] <= solver_budget(10.0)
+    seen = []
+
+    def fake_hybrid(instance, policy, seconds, seed=0, progress=False):
+        seen.append(progress)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(hybrid, "solve_hybrid", fake_hybrid)
+    with pytest.raises(RuntimeError):
+        solve(random_instance(15, seed=2), "hybrid", model="drlhq_clrp20")
+    solve_many([random_instance(15, seed=2)], "hybrid", model="drlhq_clrp20")
+    assert seen == [False, False]
+
+
+def test_sgbs_that_fits_is_in_the_decode_without_a_note():
+    instance = random_instance(15, seed=2)
+    result = solve(instance, "sgbs", seconds=30.0, model="drlhq_clrp20")
+    assert "sgbs" in result.details["decode"] and "note" not in result.details
+    result.solution.check(instance)
+
+
+def test_a_stop_request_cancels_what_an_executor_has_not_started():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from clrp_rl4co import interrupt
+    from clrp_rl4co.solving import solve_many
+
+    items = [random_instance(6, seed=k, num_depots=2) for k in range(4)]
+    try:
+        with ThreadPoolExecutor(1) as executor:
+            results = solve_many(
+                items, "exact", 5.0, executor=executor, on_result=lambda i, r: interrupt.request()
+            )
+    finally:
+        interrupt.clear()
+    assert results[0].status == "optimal" and results[-1].status == "not run"
+
+
+def test_preloading_resolves_auto_with_the_instance_and_its_budget():
+    from test_solve_many import _large
+
+    import clrp_rl4co.solving as solving
+
+    generalist = generalist_model()
+    solving._POLICIES.pop(generalist, None)
+    solving._preload([(_large(), "auto", 10.0, None, 0)])  # 400 customers, 10 s: PyVRP alone
+    assert generalist not in solving._POLICIES
+    solving._preload([(_large(), "x8", 10.0, None, 0)])  # auto's model: the generalist
+    assert generalist in solving._POLICIES
