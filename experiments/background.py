@@ -1,9 +1,11 @@
-"""What every resumable background job of the harness shares: stopping cleanly on a signal."""
+"""What every resumable background job of the harness shares: stopping cleanly on a signal, and
+its log lines on stdout."""
 
 from __future__ import annotations
 
 import logging
 import signal
+import sys
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -30,3 +32,12 @@ class StopFlag:
     def __exit__(self, *exc) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+
+
+def log_to_stdout() -> None:
+    """INFO lines with time and module on stdout (the job's log file when redirected)."""
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stdout,
+    )

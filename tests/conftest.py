@@ -37,3 +37,21 @@ def _restore_float32_matmul_precision():
     precision = torch.get_float32_matmul_precision()
     yield
     torch.set_float32_matmul_precision(precision)
+
+
+@pytest.fixture(scope="module")
+def tiny_instances():
+    """Four 6-customer instances (the exact solver proves each in a moment)."""
+    from instances import random_instance
+
+    return [random_instance(6, seed=seed, num_depots=2) for seed in range(4)]
+
+
+@pytest.fixture(scope="module")
+def serial(tiny_instances):
+    """Their proven optima, solved one after another in this process."""
+    from clrp_rl4co.solving import solve_many
+
+    results = solve_many(tiny_instances, method="exact", seconds=20)
+    assert all(r.status == "optimal" for r in results)
+    return results

@@ -46,8 +46,8 @@ def test_quickstart_runs(capsys):
     assert 5 < sgbs_cost <= x8 + 1e-9 < 40 and 5 < pyvrp < 40
 
 
-def test_the_readme_is_a_guide_of_at_most_250_lines():
-    assert len(README.splitlines()) <= 250
+def test_the_readme_is_a_guide_of_at_most_200_lines():
+    assert len(README.splitlines()) <= 200
 
 
 def test_solving_instance_files_comes_before_the_quickstart():

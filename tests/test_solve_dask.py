@@ -7,23 +7,9 @@ import os
 import threading
 
 import pytest
-from test_solve_many import _kill_the_large_run, _large, _objectives, _tiny
+from test_solve_many import _kill_the_large_run, _large, _objectives
 
 from clrp_rl4co.solving import solve_many
-
-
-@pytest.fixture(scope="module")
-def tiny_instances():
-    return [_tiny(seed) for seed in range(4)]
-
-
-@pytest.fixture(scope="module")
-def serial(tiny_instances):
-    """The proven optima, solved one after another in this process."""
-    results = solve_many(tiny_instances, method="exact", seconds=20)
-    assert all(r.status == "optimal" for r in results)
-    return results
-
 
 distributed = pytest.importorskip("distributed")
 

@@ -10,7 +10,6 @@ import time
 
 import numpy as np
 import pytest
-from instances import random_instance
 
 from clrp_rl4co.data import CLRPInstance
 from clrp_rl4co.parallel import ProcessPool, WorkerDied, map_ordered
@@ -58,10 +57,6 @@ def test_a_killed_task_process_fails_only_its_own_future():
         assert pool.submit(_square, 6).result(timeout=30) == 36  # the pool goes on
 
 
-def _tiny(seed: int) -> CLRPInstance:
-    return random_instance(6, seed=seed, num_depots=2)
-
-
 def _large() -> CLRPInstance:
     """400 customers: ``auto`` runs PyVRP alone for the whole budget there."""
     rng = np.random.default_rng(0)
@@ -79,19 +74,6 @@ def _large() -> CLRPInstance:
 
 def _objectives(results) -> list:
     return [None if r.objective is None else round(r.objective, 9) for r in results]
-
-
-@pytest.fixture(scope="module")
-def tiny_instances():
-    return [_tiny(seed) for seed in range(4)]
-
-
-@pytest.fixture(scope="module")
-def serial(tiny_instances):
-    """The proven optima, solved one after another in this process."""
-    results = solve_many(tiny_instances, method="exact", seconds=20)
-    assert all(r.status == "optimal" for r in results)
-    return results
 
 
 def test_the_process_pool_gives_the_serial_results(tiny_instances, serial):

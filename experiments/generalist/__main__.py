@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..background import log_to_stdout
 from . import settings
 
 
@@ -52,11 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        stream=sys.stdout,
-    )
+    log_to_stdout()
     if args.verb == "train":
         from .loop import TrainOptions, train
 

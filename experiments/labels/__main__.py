@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..background import log_to_stdout
 from .make import LABELS_DIR, SHARD_SIZE, MakeOptions, make_labels
 from .shards import PRESET_SEEDS, list_shards, read_shard, replay_costs
 
@@ -83,11 +82,7 @@ def verify(folder: Path) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        stream=sys.stdout,
-    )
+    log_to_stdout()
     if args.verb == "make":
         options = MakeOptions(
             preset=args.preset,
