@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -118,3 +119,133 @@ def test_a_worker_killed_mid_instance_costs_only_that_instance(tiny_instances, s
     pool.shutdown()
     assert results[1].status == "failed" and "worker process died" in results[1].error
     assert _objectives([results[0], results[2]]) == _objectives(serial[:2])
+
+
+# ---------------------------------------------------------------- the pool's own contract
+def _interval(seconds: float) -> tuple[float, float]:
+    start = time.time()
+    time.sleep(seconds)
+    return start, time.time()
+
+
+def test_the_pool_runs_at_most_max_workers_tasks_at_once_and_uses_them():
+    with ProcessPool(2) as pool:
+        spans = [f.result(timeout=60) for f in [pool.submit(_interval, 0.4) for _ in range(6)]]
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    running, most = 0, 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    assert most == 2
+
+
+def test_pool_size_must_be_positive_and_defaults_to_the_cpus():
+    with pytest.raises(ValueError, match="max_workers: must be >= 1, got -1"):
+        ProcessPool(-1)
+    assert ProcessPool(None).max_workers == (os.cpu_count() or 1)
+    assert ProcessPool(3).max_workers == 3
+
+
+def test_no_task_after_shutdown_and_shutdown_waits_for_the_running_ones():
+    pool = ProcessPool(1)
+    running = pool.submit(_interval, 0.5)
+    waiting = pool.submit(_interval, 0.5)
+    pool.shutdown(wait=True, cancel_futures=True)
+    assert running.done() and not running.cancelled()  # it finished before shutdown returned
+    assert waiting.cancelled()
+    with pytest.raises(RuntimeError, match="cannot submit after shutdown"):
+        pool.submit(_square, 2)
+
+
+def _initialized() -> str:
+    return os.environ.get("CLRP_TEST_INITIALIZED", "")
+
+
+def _set_flag() -> None:
+    os.environ["CLRP_TEST_INITIALIZED"] = "yes"
+
+
+def test_the_initializer_runs_in_the_child_before_its_task():
+    with ProcessPool(1, initializer=_set_flag) as pool:
+        assert pool.submit(_initialized).result(timeout=30) == "yes"
+    assert _initialized() == ""  # not in this process
+
+
+def test_the_child_sends_back_the_result_or_the_exception():
+    import multiprocessing as mp
+
+    from clrp_rl4co.parallel import _child
+
+    for fn, args, kwargs, expected in [
+        (divmod, (7, 3), {}, (True, (2, 1))),
+        (int, ("12",), {"base": 3}, (True, 5)),
+    ]:
+        receiver, sender = mp.Pipe(duplex=False)
+        _child(sender, fn, args, kwargs, None)
+        assert receiver.recv() == expected
+    receiver, sender = mp.Pipe(duplex=False)
+    _child(sender, _raise, (4,), {}, None)
+    ok, exc = receiver.recv()
+    assert ok is False and isinstance(exc, KeyError) and exc.args == (4,)
+    receiver, sender = mp.Pipe(duplex=False)
+    _child(sender, threading.Lock, (), {}, None)  # a result that cannot be pickled
+    ok, exc = receiver.recv()
+    assert ok is False and isinstance(exc, RuntimeError) and str(exc).startswith("TypeError: ")
+
+
+def _exit_with(code: int) -> None:
+    os._exit(code)
+
+
+def test_a_task_whose_process_exits_names_its_exit_code():
+    with ProcessPool(1) as pool:
+        with pytest.raises(WorkerDied, match=r"the worker process died \(exit code 3\)"):
+            pool.submit(_exit_with, 3).result(timeout=30)
+        with pytest.raises(WorkerDied, match=r"died \(exit code 0\)"):
+            pool.submit(_exit_with, 0).result(timeout=30)
+
+
+def _sleep_or_interrupted(seconds: float) -> str:
+    try:
+        time.sleep(seconds)
+    except KeyboardInterrupt:
+        return "interrupted"
+    return "slept"
+
+
+def test_a_stop_cancels_waiting_inputs_and_interrupts_the_running_ones():
+    began = time.monotonic()
+    calls = []
+    with ProcessPool(1) as pool:
+        futures = map_ordered(
+            _sleep_or_interrupted,
+            [30.0, 30.0, 30.0],
+            pool,
+            on_done=lambda k, f: calls.append(k),
+            stop=lambda: time.monotonic() - began > 1.0,
+        )
+    assert time.monotonic() - began < 15.0  # not the 30 s the running task asked for
+    assert futures[0].result() == "interrupted"
+    assert futures[1].cancelled() and futures[2].cancelled()
+    assert sorted(calls) == [0, 1, 2]
+
+
+def test_in_this_process_a_stop_skips_the_rest():
+    seen = []
+    futures = map_ordered(
+        _square, [1, 2, 3], None, on_done=lambda k, f: seen.append(k), stop=lambda: len(seen) >= 1
+    )
+    assert futures[0].result() == 1 and futures[1].cancelled() and futures[2].cancelled()
+    assert seen == [0, 1, 2]
+    futures = map_ordered(_raise, [5], None)
+    with pytest.raises(KeyError):
+        futures[0].result()
+    assert [f.result() for f in map_ordered(_square, [2, 3], None, stop=None)] == [4, 9]
+
+
+def test_the_default_context_forks_on_linux():
+    from clrp_rl4co.parallel import default_context
+
+    expected = "fork" if sys.platform.startswith("linux") else "spawn"
+    assert default_context().get_start_method() == expected
+    assert ProcessPool(1).forks == (expected == "fork")
