@@ -164,7 +164,7 @@ def solve_instance(
     if method == "exact":
         from ..solvers import solve_exact
 
-        res = solve_exact(instance, max_runtime=solver_budget(left), seed=seed)
+        res = solve_exact(instance, seconds=solver_budget(left), seed=seed)
         details = {} if res.bound is None else {"bound": res.bound}
         return Outcome(
             res.solution, "exact", None, time.perf_counter() - begin, res.status, details
@@ -172,7 +172,7 @@ def solve_instance(
     if method == "pyvrp":
         from ..solvers import solve_pyvrp
 
-        res = solve_pyvrp(instance, max_runtime=solver_budget(left), seed=seed)
+        res = solve_pyvrp(instance, seconds=solver_budget(left), seed=seed)
         return Outcome(res.solution, "pyvrp", None, time.perf_counter() - begin, res.status)
     if method == "hybrid":
         from ..solvers.hybrid import solve_hybrid

@@ -1,0 +1,186 @@
+"""How the PyVRP solver shares its budget: the fleet / trips split of one depot set, when the
+depot-set search stops, which moves it searches and what the last run gets. PyVRP itself is
+replaced by fakes that record the budgets they are given and spend them on a fake clock, so
+every expected value below is exact (computed by hand from the documented shares)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
+from clrp_rl4co.solvers import pyvrp_solver
+from clrp_rl4co.solvers.pyvrp_solver import (
+    POLISH_SHARE,
+    SetEstimate,
+    _OutOfTime,
+    depot_set_search,
+    route_on_set,
+)
+
+
+class FakeClock:
+    """A wall clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def spread(depots, num_customers: int) -> CLRPSolution:
+    """One route per customer, dealt round-robin over ``depots`` (all of them open)."""
+    depots = sorted(depots)
+    return CLRPSolution([Route(depots[j % len(depots)], (j,)) for j in range(num_customers)])
+
+
+def two_clusters() -> CLRPInstance:
+    """Depots 0 and 1 each beside a cluster of three customers, depots 2 and 3 far away; every
+    depot holds all the demand and opens for 1: by the estimate, {0, 1} is the best set."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [100.0, 0.0], [50.0, 400.0], [-400.0, 50.0]]),
+        customer_locs=np.array(
+            [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [100.0, 1.0], [101.0, 0.0], [99.0, 1.0]]
+        ),
+        depot_capacity=np.full(4, 100.0),
+        opening_cost=np.ones(4),
+        demand=np.ones(6),
+        vehicle_capacity=3.0,
+        vehicle_fixed_cost=1.0,
+        name="two-clusters",
+    )
+
+
+# ----------------------------------------------------------------------------- route_on_set
+@pytest.fixture
+def fake_runs(monkeypatch):
+    """``run_pyvrp`` replaced: records ``(encoding kind, seconds, iterations, seed)``, spends
+    the seconds on the clock, returns a valid solution on the encoding's depots."""
+    clock, calls = FakeClock(), []
+
+    def run(enc, seconds, max_iterations=None, seed=0, initial=None):
+        calls.append((enc.kind, seconds, max_iterations, seed))
+        clock.now += seconds or 0.0
+        return spread(enc.depots, 6)
+
+    monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
+    return clock, calls
+
+
+def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fake_runs):
+    clock, calls = fake_runs
+    route_on_set(two_clusters(), [1, 0], seconds=10.0, seed=4, clock=clock)
+    assert POLISH_SHARE == 0.1
+    assert calls == [("fleet", pytest.approx(9.0), None, 4), ("trips", pytest.approx(1.0), None, 5)]
+
+
+def test_route_on_set_the_trips_get_what_the_fleet_left_of_the_time(fake_runs):
+    """A fleet run that overruns its 9 s by 0.5 s leaves the trips 0.5 s, not 1 s."""
+    clock, calls = fake_runs
+    real = pyvrp_solver.run_pyvrp
+
+    def slow_fleet(enc, seconds, *args):
+        found = real(enc, seconds, *args)
+        clock.now += 0.5 if enc.kind == "fleet" else 0.0
+        return found
+
+    pyvrp_solver.run_pyvrp = slow_fleet
+    route_on_set(two_clusters(), [0, 1], seconds=10.0, clock=clock)
+    assert [c[:2] for c in calls] == [("fleet", pytest.approx(9.0)), ("trips", pytest.approx(0.5))]
+
+
+def test_route_on_set_splits_an_iteration_budget_the_same_way(fake_runs):
+    _, calls = fake_runs
+    route_on_set(two_clusters(), [0, 1], seconds=None, max_iterations=1000)
+    assert calls == [("fleet", None, 900, 0), ("trips", None, 100, 1)]
+
+
+def test_route_on_set_without_polish_is_one_fleet_run_on_the_whole_budget(fake_runs):
+    _, calls = fake_runs
+    route_on_set(two_clusters(), [0, 1], seconds=10.0, max_iterations=50, polish_share=0)
+    assert calls == [("fleet", pytest.approx(10.0), 50, 0)]
+
+
+# ------------------------------------------------------------------------ depot_set_search
+@pytest.fixture
+def fake_sets(monkeypatch):
+    """``route_on_set`` replaced: records ``(depots, seconds, iterations, polish_share)``,
+    spends three times its seconds on the clock (a slow machine); the first run finds a
+    solution on its set, every later one nothing (no move improves)."""
+    fake_clock, calls = FakeClock(), []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        assert clock is fake_clock
+        calls.append((tuple(sorted(depots)), seconds, max_iterations, polish_share))
+        fake_clock.now += 3 * (seconds or 0.0)
+        return spread(depots, instance.num_customers) if len(calls) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    return fake_clock, calls
+
+
+def moves(current: tuple[int, ...], num_depots: int) -> set[tuple[int, ...]]:
+    """Drop, swap and add moves of ``current`` (every depot here holds all the demand)."""
+    closed = [d for d in range(num_depots) if d not in current]
+    drops = {tuple(x for x in current if x != d) for d in current}
+    swaps = {tuple(sorted([x for x in current if x != d] + [c])) for d in current for c in closed}
+    adds = {tuple(sorted([*current, c])) for c in closed}
+    return drops | swaps | adds
+
+
+def test_the_search_tries_every_drop_swap_and_add_and_the_last_run_gets_the_iterations_left(
+    fake_sets,
+):
+    """Iterations: first set 15%, each candidate 4%; when no move improves, the last run gets
+    every iteration not spent (here 1000 - 150 - 8 x 40 = 530, more than its 20%)."""
+    clock, calls = fake_sets
+    found = depot_set_search(two_clusters(), seconds=None, max_iterations=1000, clock=clock)
+    first, *candidates, last = calls
+    assert first == ((0, 1), None, 150, 0)
+    expected = moves((0, 1), 4)
+    assert expected == {(0,), (1,), (1, 2), (1, 3), (0, 2), (0, 3), (0, 1, 2), (0, 1, 3)}
+    assert sorted(c[0] for c in candidates) == sorted(expected)
+    assert {c[1:] for c in candidates} == {(None, 40, 0)}
+    assert last == ((0, 1), None, 1000 - 150 - 8 * 40, POLISH_SHARE)
+    assert found.open_depots == (0, 1)
+
+
+def test_the_search_stops_when_its_share_of_the_time_is_spent(fake_sets):
+    """100 s, the last run's share 20%: candidates start only while at most 80 s are spent.
+    The first run (15 s) takes 45 s on this clock and each candidate (4 s) 12 s: candidates
+    start at 45, 57 and 69 s; at 81 s the search stops and the last run gets the 19 s left."""
+    clock, calls = fake_sets
+    depot_set_search(two_clusters(), seconds=100.0, clock=clock)
+    first, *candidates, last = calls
+    assert first == ((0, 1), pytest.approx(15.0), None, 0)
+    assert [c[1:] for c in candidates] == [(pytest.approx(4.0), None, 0)] * 3
+    assert last == ((0, 1), pytest.approx(19.0), None, POLISH_SHARE)
+
+
+def test_set_estimate_stops_at_a_deadline_set_through_its_method():
+    clock = FakeClock()
+    est = SetEstimate(two_clusters(), clock=clock)
+    est.stop_at(5.0)
+    assert np.isfinite(est((0, 1)))
+    clock.now = 5.5
+    assert est((0, 1)) == est((1, 0))  # cached sets are still answered
+    with pytest.raises(_OutOfTime):
+        est((2, 3))
+    est.stop_at(None)
+    assert np.isfinite(est((2, 3)))
+
+
+def test_the_ranking_stops_after_its_time_on_the_clock():
+    """``best_sets(max_seconds=...)`` measures on the estimate's clock."""
+
+    class Ticking(FakeClock):
+        def __call__(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    # the deadline is read at 1 s: 4.5 s; new sets are estimated at 2, 3 and 4 s, not at 5 s
+    ranked = SetEstimate(two_clusters(), clock=Ticking()).best_sets(max_seconds=3.5)
+    assert sorted(ranked) == [(0,), (0, 1), (1,)]
+    assert len(SetEstimate(two_clusters()).best_sets()) == 15
