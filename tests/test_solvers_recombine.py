@@ -71,6 +71,26 @@ def test_the_pool_keeps_one_route_per_depot_and_customer_set_in_its_shortest_ord
         assert p.load == 2.0
 
 
+@pytest.mark.parametrize("short_first", [True, False])
+def test_the_pool_keeps_the_shortest_order_of_a_route_whichever_came_first(short_first):
+    """Depot 0 at the origin, customers 0 (0, 1), 1 (1, 1), 2 (1, 0): the order 0, 1, 2 is
+    4 long (four unit steps), the order 0, 2, 1 is 2 + 2 sqrt 2."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]),
+        depot_capacity=np.array([10.0]),
+        opening_cost=np.array([1.0]),
+        demand=np.array([1.0, 2.0, 3.0]),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    short = CLRPSolution([Route(0, (0, 1, 2))])
+    long = CLRPSolution([Route(0, (0, 2, 1))])
+    (kept,) = route_pool(instance, [short, long] if short_first else [long, short])
+    assert kept.route == Route(0, (0, 1, 2))
+    assert kept.length == pytest.approx(4.0, rel=1e-12) and kept.load == 6.0
+
+
 def test_a_lone_solution_comes_back_unchanged_and_bad_input_is_named():
     instance = two_sides()
     only = CLRPSolution([Route(0, (0, 1)), Route(1, (2, 3))])
