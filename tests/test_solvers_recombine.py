@@ -248,3 +248,18 @@ def test_highs_starts_from_the_best_input_silently_on_one_thread(monkeypatch, ca
     start = objective(instance, a.routes)
     assert message.startswith("two-sides: recombination of 5 routes: Optimal, ")
     assert message.endswith(f", start {start:.6g})")
+
+
+def test_an_invalid_highs_result_is_an_error_naming_the_recombination(monkeypatch):
+    """HiGHS's columns are decoded as they are: a result serving a customer twice (every
+    route chosen) is a bug, reported as such, never returned."""
+    import clrp_rl4co.solvers.recombine as module
+
+    instance = two_sides()
+    a = CLRPSolution([Route(0, (0, 1)), Route(1, (2,)), Route(1, (3,))])
+    b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3, 2))])
+    monkeypatch.setattr(
+        module, "run_highs", lambda h, seconds: ("Optimal", 0.0, 0.0, np.ones(6 + 2))
+    )
+    with pytest.raises(ValueError, match="two-sides'?: recombination returned an invalid sol"):
+        recombine(instance, [a, b], seconds=1.0)

@@ -184,8 +184,9 @@ class _Pool:
         best = np.argsort(costs, kind="stable")[: self.keep]
         for r in best:
             row = actions[r].astype(np.int64)
-            if order is not None:
-                row = np.where(row >= num_depots, num_depots + order[row - num_depots], row)
+            if order is not None:  # customers only (depot indices may exceed the customers')
+                customers = row >= num_depots
+                row[customers] = num_depots + order[row[customers] - num_depots]
             self.items.append((float(costs[r]), tuple(int(a) for a in row)))
         self.items.sort(key=lambda item: item[0])
         seen, kept = set(), []
