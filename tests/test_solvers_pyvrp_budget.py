@@ -184,3 +184,30 @@ def test_the_ranking_stops_after_its_time_on_the_clock():
     ranked = SetEstimate(two_clusters(), clock=Ticking()).best_sets(max_seconds=3.5)
     assert sorted(ranked) == [(0,), (0, 1), (1,)]
     assert len(SetEstimate(two_clusters()).best_sets()) == 15
+
+
+def test_the_stopping_criterion_holds_the_seconds_and_the_iterations():
+    from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
+
+    from clrp_rl4co.solvers.pyvrp_solver import _stop
+
+    seconds = _stop(2.5, None)
+    assert isinstance(seconds, MaxRuntime) and seconds._max_runtime == 2.5
+    iterations = _stop(None, 40.7)
+    assert isinstance(iterations, MaxIterations) and iterations._max_iters == 40
+    both = _stop(-1.0, -3)  # negative budgets stop at once
+    assert isinstance(both, MultipleCriteria)
+    assert [type(c) for c in both.criteria] == [MaxIterations, MaxRuntime]
+    assert (both.criteria[0]._max_iters, both.criteria[1]._max_runtime) == (0, 0.0)
+    with pytest.raises(ValueError, match="give seconds or max_iterations"):
+        _stop(None, None)
+
+
+@pytest.mark.parametrize(
+    "seconds, iterations, share, expected",
+    [(10.0, None, 0.25, (2.5, None)), (None, 1000, 0.04, (None, 40)), (2.0, 10, 0.01, (0.02, 1))],
+)
+def test_a_budget_part_is_a_share_of_each_budget_and_at_least_one_iteration(
+    seconds, iterations, share, expected
+):
+    assert pyvrp_solver.budget_part(seconds, iterations, share) == pytest.approx(expected)
