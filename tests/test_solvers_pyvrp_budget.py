@@ -5,6 +5,9 @@ every expected value below is exact (computed by hand from the documented shares
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 
@@ -211,3 +214,46 @@ def test_a_budget_part_is_a_share_of_each_budget_and_at_least_one_iteration(
     seconds, iterations, share, expected
 ):
     assert pyvrp_solver.budget_part(seconds, iterations, share) == pytest.approx(expected)
+
+
+def test_the_set_estimate_by_hand():
+    """Opening costs + F per ``ceil(load / q)`` routes + the radial part ``2 d D / q``."""
+    est = SetEstimate(two_clusters())
+    root2 = math.sqrt(2)
+    near = 1 + 1 + root2  # each depot to its own cluster
+    assert est((1, 0)) == pytest.approx(2 + 2 * 1 + 2 * (2 * near) / 3, rel=1e-12)
+    far = math.hypot(100, 1) + 101 + math.hypot(99, 1)  # depot 0 to the other cluster
+    assert est((0,)) == pytest.approx(1 + 2 * 1 + 2 * (near + far) / 3, rel=1e-12)
+    assert est(()) == math.inf
+
+
+def test_an_overloaded_nearest_depot_gives_way_by_regret():
+    """Depot 0 (capacity 2) is nearest to all three customers; the two that lose most by
+    going to depot 1 (regrets 5 - 1 = 4 and 4 - 2 = 2: customers 0 and 1) stay at depot 0;
+    customer 2 (regret 3.1 - 2.9 = 0.2) moves to depot 1 (capacity 10)."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [6.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0], [2.0, 0.0], [2.9, 0.0]]),
+        depot_capacity=np.array([2.0, 10.0]),
+        opening_cost=np.zeros(2),
+        demand=np.ones(3),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=0.0,
+    )
+    est = SetEstimate(instance)
+    assert est._assign(est.dist, est.capacity).tolist() == [0, 0, 1]
+    # radial: 2 (1 + 2) / 10 at depot 0 and 2 x 3.1 / 10 at depot 1; one route each
+    assert est((0, 1)) == pytest.approx(2 * (1 + 2) / 10 + 2 * 3.1 / 10, rel=1e-12)
+    assert est((0,)) == math.inf  # 2 < 3 units of demand
+
+
+def test_neighbour_sets_in_estimate_order_and_only_those_with_room():
+    instance = two_clusters()
+    est = SetEstimate(instance)
+    ranked = pyvrp_solver._neighbour_sets(instance, (0, 1), est)
+    assert sorted(ranked) == sorted(moves((0, 1), 4))
+    assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
+    small = dataclasses.replace(instance, depot_capacity=np.array([4.0, 4.0, 4.0, 1.0]))
+    # 6 units of demand: no single depot, and {x, 3} only with 4 + 1 < 6: none of those
+    assert sorted(pyvrp_solver._neighbour_sets(small, (0, 1))) == [(0, 1, 2), (0, 1, 3), (0, 2),
+                                                                    (1, 2)]  # fmt: skip
