@@ -257,3 +257,77 @@ def test_neighbour_sets_in_estimate_order_and_only_those_with_room():
     # 6 units of demand: no single depot, and {x, 3} only with 4 + 1 < 6: none of those
     assert sorted(pyvrp_solver._neighbour_sets(small, (0, 1))) == [(0, 1, 2), (0, 1, 3), (0, 2),
                                                                     (1, 2)]  # fmt: skip
+
+
+def test_a_first_set_without_a_solution_falls_back_to_the_next_ranked_then_all_depots(
+    monkeypatch,
+):
+    instance = two_clusters()
+    ranked = SetEstimate(instance).best_sets()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), max_iterations, seed, polish_share))
+        return spread(depots, 6) if len(depots) == 4 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, seconds=None, max_iterations=100, seed=3)
+    first_runs = [(s, 15, 3, 0.0) for s in ranked[:3]] + [((0, 1, 2, 3), 15, 3, 0.0)]
+    assert calls[:4] == first_runs and found.open_depots == (0, 1, 2, 3)
+    calls.clear()
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", lambda *a, **k: calls.append(a) or None)
+    assert depot_set_search(instance, seconds=None, max_iterations=100) is None
+    assert len(calls) == 4  # nothing anywhere: no search
+
+
+def test_a_warm_start_is_searched_from_its_own_set_and_kept_when_nothing_beats_it(monkeypatch):
+    instance = two_clusters()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), initial))
+        far = CLRPSolution([Route(2, (j,)) for j in range(6)])  # costlier than the start
+        return far if len(calls) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    start = spread((0, 2), 6)
+    found = depot_set_search(instance, seconds=None, max_iterations=1000, initial=start)
+    assert found is start
+    assert calls[0] == ((0, 2), start)  # the first run: the warm start's set, from it
+    assert calls[1][0] == (0, 1)  # then the estimate's best set comes first in the search
+    assert calls[-1] == ((0, 2), start)  # the last run on the best set
+
+
+def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
+    calls = []
+
+    def search(instance, seconds, max_iterations, seed, initial=None):
+        calls.append(("search", seconds, max_iterations, seed, initial))
+        return spread((0, 1), 6)
+
+    def run(enc, seconds, max_iterations, seed, initial):
+        calls.append(("run", enc.depots, seconds, max_iterations, seed, initial))
+        return spread((0,), 6)
+
+    monkeypatch.setattr(pyvrp_solver, "depot_set_search", search)
+    monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
+    instance = two_clusters()
+    result = pyvrp_solver.solve_pyvrp(instance, seconds=2.0, max_iterations=9, seed=4)
+    assert calls == [("search", 2.0, 9, 4, None)] and result.solver == "pyvrp"
+    assert result.solution.open_depots == (0, 1) and result.name == "two-clusters"
+    calls.clear()
+    alone = pyvrp_solver.solve_pyvrp(instance, seconds=None, max_iterations=9, depot_search=False)
+    assert calls == [("run", [0, 1, 2, 3], None, 9, 0, None)]
+    assert alone.solution.open_depots == (0,)
+    one = dataclasses.replace(instance, depot_locs=instance.depot_locs[:1],
+                              depot_capacity=instance.depot_capacity[:1],
+                              opening_cost=instance.opening_cost[:1])  # fmt: skip
+    calls.clear()
+    pyvrp_solver.solve_pyvrp(one)  # one depot: no set to search; 1 s by default
+    assert calls == [("run", [0], 1.0, None, 0, None)]
+    better = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])
+    calls.clear()
+    kept = pyvrp_solver.solve_pyvrp(instance, seconds=1.0, initial=better)
+    assert kept.solution is better and calls[0][-1] is better
