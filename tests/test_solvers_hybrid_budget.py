@@ -403,8 +403,10 @@ def test_an_invalid_rollout_is_skipped_with_a_warning(monkeypatch, caplog):
         found = learned_starts(corner(), None, seconds=100.0, count=2, sgbs=False,
                                env="unused", clock=FakeClock())  # fmt: skip
     assert found.solutions == [S3] and found.rollouts == [S3]
-    assert "corner: a decoded solution is invalid (" in caplog.text
-    assert "served" in caplog.text.split("invalid (", 1)[1]  # the reason from check()
+    (record,) = caplog.records
+    message = record.getMessage()
+    assert message.startswith("corner: a decoded solution is invalid (")
+    assert message.endswith("); skipped") and "served" in message  # the reason from check()
 
 
 def test_the_pool_keeps_the_best_distinct_rollouts():
@@ -441,9 +443,9 @@ def test_equal_cost_rollouts_keep_their_decoding_order():
     pool = hybrid._Pool(num_depots=1, keep=100)
     pool.add(rows, np.array([1.0, 0.5] * 100), None)
     assert [a for _, a in pool.items] == [(0, 2 + 2 * k, 0) for k in range(100)]
-    pool = hybrid._Pool(num_depots=1, keep=1)
+    pool = hybrid._Pool(num_depots=1, keep=2)
     pool.add(np.array([[0, 2, 0], [0, 1, 0]]), np.array([1.0, 1.0]), None)
-    assert pool.items == [(1.0, (0, 2, 0))]
+    assert pool.items == [(1.0, (0, 2, 0)), (1.0, (0, 1, 0))]
     pool = hybrid._Pool(num_depots=1, keep=3)
     for _ in range(2):
         pool.add(np.array([[0, 1, 0]]), np.array([1.0]), None)
@@ -467,6 +469,9 @@ def test_defaults_of_the_hybrid(fakes):
     clock, calls = fakes
     solve_hybrid(corner(), Policy(), clock=clock)
     assert calls[0] == ("decode", 3.0, 5.0, 3) and DECODED["seed"] == 0
+    assert DECODED["sgbs"] is None  # SGBS when it fits
+    solve_hybrid(corner(), Policy(), sgbs=False, clock=clock)
+    assert DECODED["sgbs"] is False
     assert BARS[0].enabled is False and RECOMBINED == []
 
 
@@ -529,7 +534,9 @@ def test_no_policy_or_no_decode_share_is_pyvrp_alone(fakes, monkeypatch, caplog)
     with caplog.at_level("INFO", logger="clrp_rl4co.solvers.hybrid"):
         result = solve_hybrid(corner(), None, seconds=10.0, seed=5, clock=clock)
     assert calls == [("pyvrp", pytest.approx(9.75), 5)]  # solver_budget(10 s)
-    assert "corner: no learned start fits in the budget; PyVRP alone" in caplog.text
+    assert [r.getMessage() for r in caplog.records] == [
+        "corner: no learned start fits in the budget; PyVRP alone"
+    ]
     assert result.solver == "hybrid" and result.solution is S3 and result.decode == "none"
     assert result.runtime == pytest.approx(9.75) and result.start_objective is None
     assert BARS[0].phases == ["pyvrp"] and BARS[0].closed
@@ -653,3 +660,39 @@ def test_sgbs_follows_only_an_x8_decode(sgbs_decode, monkeypatch):
     monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 5 * 2)  # x8 does not fit in memory
     found = learned_starts(corner(), Policy(), seconds=1e6, env="env", clock=clock)
     assert found.decode.startswith("greedy") and calls == []
+
+
+def test_a_recombination_with_a_new_depot_set_displaces_the_last_start(monkeypatch):
+    """Starts S3, S5 and X (depots {1}, {2}, {1}); the recombination S1 (depot {0}) shares no
+    start's set: it leads and the costliest start (X) gives way; the count stays 3."""
+    x = CLRPSolution([Route(1, (0,)), Route(1, (1,))])
+    instance = corner()
+    starts = [S3, S5, x]
+    found = LearnedStarts(solutions=starts, objectives=[s.cost(instance).total for s in starts],
+                          decode="x8", rollouts=starts)  # fmt: skip
+    seen = []
+
+    def recombine(inst, rollouts, seconds):
+        seen.append((rollouts, seconds))
+        return S1
+
+    monkeypatch.setattr(hybrid, "recombine", recombine)
+    hybrid._recombine_starts(instance, found, 2.5)
+    assert seen == [(starts, 2.5)]
+    assert found.solutions == [S1, S3, S5] and found.decode == "x8+recombined"
+    assert found.objectives == [COST["S1"], COST["S3"], COST["S5"]]
+
+
+def test_nothing_runs_on_zero_seconds(fakes, monkeypatch):
+    """Without the end margin and the overrun reserve the budget runs out exactly: no run is
+    started on the 0 s left (neither the recombination after a decode that took it all, nor
+    the last refinement after candidates that took it all)."""
+    clock, calls = fakes
+    monkeypatch.setattr(hybrid, "END_MARGIN", 0.0)
+    monkeypatch.setattr(hybrid, "END_SHARE", 0.0)
+    solve_hybrid(corner(), Policy(), seconds=100.0, start_share=1.0, recombine_share=0.5,
+                 clock=clock)  # fmt: skip
+    assert [c[0] for c in calls] == ["decode"] and RECOMBINED == []
+    calls.clear()
+    solve_hybrid(corner(), Policy(), seconds=100.0, explore_share=1.0, clock=clock)
+    assert [c[1] for c in calls] == [30.0, 17.5, 17.5, 17.5, 17.5]  # no last refinement
