@@ -25,8 +25,8 @@ from clrp_rl4co.solvers.pyvrp_solver import (
 class FakeClock:
     """A wall clock that moves only when told to."""
 
-    def __init__(self) -> None:
-        self.now = 0.0
+    def __init__(self, start: float = 1024.0) -> None:
+        self.now = start  # away from 0: an elapsed time read as clock() + start shows
 
     def __call__(self) -> float:
         return self.now
@@ -64,11 +64,18 @@ def fake_runs(monkeypatch):
 
     def run(enc, seconds, max_iterations=None, seed=0, initial=None):
         calls.append((enc.kind, seconds, max_iterations, seed))
+        RUNS.append((enc.kind, enc.depots, initial))
         clock.now += seconds or 0.0
-        return spread(enc.depots, 6)
+        return RESULTS.pop(0) if RESULTS else spread(enc.depots, 6)
 
     monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
+    RUNS.clear()
+    RESULTS.clear()
     return clock, calls
+
+
+RUNS: list = []  # (encoding kind, its depots, warm start) of each fake PyVRP run
+RESULTS: list = []  # what the next fake PyVRP runs return (then a spread solution)
 
 
 def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fake_runs):
@@ -163,7 +170,7 @@ def test_the_search_stops_when_its_share_of_the_time_is_spent(fake_sets):
 
 
 def test_set_estimate_stops_at_a_deadline_set_through_its_method():
-    clock = FakeClock()
+    clock = FakeClock(0.0)
     est = SetEstimate(two_clusters(), clock=clock)
     est.stop_at(5.0)
     assert np.isfinite(est((0, 1)))
@@ -331,3 +338,222 @@ def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
     calls.clear()
     kept = pyvrp_solver.solve_pyvrp(instance, seconds=1.0, initial=better)
     assert kept.solution is better and calls[0][-1] is better
+
+
+# ------------------------------------------------------------------ what each run is given
+CHEAP = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])  # on {0, 1}
+DEAR = CLRPSolution([Route(0, (j,)) for j in range(3)] + [Route(1, (j,)) for j in range(3, 6)])
+
+
+def test_route_on_set_runs_on_its_depots_from_the_warm_start_and_keeps_the_cheaper(fake_runs):
+    clock, calls = fake_runs
+    start = spread((0, 1), 6)
+    RESULTS[:] = [DEAR, CHEAP]  # the trips polish improves on the fleet's result
+    found = route_on_set(two_clusters(), (1, 0), 10.0, seed=2, initial=start, clock=clock)
+    assert RUNS == [("fleet", [0, 1], start), ("trips", [0, 1], DEAR)]
+    assert found is CHEAP and [c[3] for c in calls] == [2, 3]
+    RESULTS[:] = [CHEAP, DEAR]  # the polish does worse: the fleet's result stays
+    assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is CHEAP
+    RESULTS[:] = [CHEAP, None]  # the polish finds nothing
+    assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is CHEAP
+
+
+def test_route_on_set_falls_back_to_the_trips_on_the_same_part_when_the_fleet_finds_nothing(
+    fake_runs,
+):
+    clock, calls = fake_runs
+    start = spread((0, 1), 6)
+    RESULTS[:] = [None, CHEAP]
+    found = route_on_set(two_clusters(), (1, 0), 10.0, 100, seed=4, initial=start, clock=clock)
+    assert found is CHEAP
+    assert calls == [("fleet", pytest.approx(9.0), 90, 4), ("trips", pytest.approx(9.0), 90, 4)]
+    assert RUNS == [("fleet", [0, 1], start), ("trips", [0, 1], start)]
+
+
+class Costs:
+    """Stands for ``_cost``: the cost of each fake solution by its identity (``inf`` for
+    None), so that a search can be scripted to improve or not."""
+
+    def __init__(self, instance):
+        self.instance, self.of = instance, {}
+
+    def __call__(self, instance, solution):
+        assert instance is self.instance
+        return math.inf if solution is None else self.of[id(solution)]
+
+    def new(self, depots, cost):
+        solution = spread(depots, 6)
+        self.of[id(solution)] = cost
+        return solution
+
+
+def eight_depots() -> CLRPInstance:
+    """Eight depots on a circle around six customers; it takes three of them to hold the
+    demand, so a set has at least 3 x 5 swaps and 5 adds (no drop)."""
+    angle = np.arange(8) * np.pi / 4
+    return CLRPInstance(
+        depot_locs=np.column_stack([np.cos(angle), np.sin(angle)]) * 50 + 50,
+        customer_locs=np.array([[50.0, 50 + k] for k in range(6)]),
+        depot_capacity=np.full(8, 2.5),
+        opening_cost=np.ones(8),
+        demand=np.ones(6),
+        vehicle_capacity=2.0,
+        vehicle_fixed_cost=1.0,
+        name="eight",
+    )
+
+
+def scripted_search(monkeypatch, instance, improve, **kwargs):
+    """depot_set_search with fake runs: the first costs 100, each candidate ``improve(k)``
+    (k = 1, 2, ...: the cost relative to the best so far, e.g. -1 improves) and the last run
+    the best so far + 1. Returns (result, [(depots, seed, warm start)], costs)."""
+    costs = Costs(instance)
+    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    calls, best = [], [100.0]
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        depots = tuple(sorted(depots))
+        calls.append((depots, seed, initial))
+        if len(calls) == 1:
+            return costs.new(depots, 100.0)
+        if polish_share:  # the last run
+            return costs.new(depots, best[0] + 1)
+        cost = best[0] + improve(len(calls) - 1)
+        best[0] = min(best[0], cost)
+        return costs.new(depots, cost)
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, None, 1000, **kwargs)
+    return found, calls, costs
+
+
+@pytest.mark.parametrize(
+    "shares, evals", [({}, 16), ({"first_share": 0.2, "final_share": 0.2}, 15)]
+)
+def test_the_search_runs_at_most_its_share_of_candidates(monkeypatch, shares, evals):
+    """(1 - 0.15 - 0.2) / 0.04 = 16.25: 16 candidates; (1 - 0.2 - 0.2) / 0.04 = 15 (not 14,
+    as the rounding of 0.6 / 0.04 = 14.999... would give), improving or not."""
+    for improve in (lambda k: +1.0, lambda k: -1.0):
+        found, calls, costs = scripted_search(monkeypatch, eight_depots(), improve, **shares)
+        assert len(calls) == 1 + evals + 1
+
+
+def test_each_improvement_restarts_from_the_new_set_and_no_set_is_run_twice(monkeypatch):
+    """Every other candidate improves (by 0.5: less than 1 counts). Candidate k is seeded
+    ``seed + k`` and warm-started from the best so far; the last run (seed + 10007) too."""
+    instance = eight_depots()
+    found, calls, costs = scripted_search(
+        monkeypatch, instance, lambda k: -0.5 if k % 2 == 0 else 0.0, seed=5
+    )
+    first, *candidates, last = calls
+    assert len(set(c[0] for c in calls[:-1])) == len(calls) - 1  # each set once
+    assert [c[1] for c in candidates] == [5 + k for k in range(1, len(candidates) + 1)]
+    best = first
+    for k, (depots, _, warm) in enumerate(candidates, start=1):
+        assert costs(instance, warm) == 100.0 - 0.5 * ((k - 1) // 2)  # the best so far
+        if k % 2 == 0:  # an improvement: the next candidates are its neighbours
+            best = (depots,)
+        elif k > 1:
+            assert depots in moves(best[0], 8) or k == 1
+    assert last[1] == 5 + 10_007 and last[0] == best[0]
+    assert costs(instance, found) == 100.0 - 0.5 * (len(candidates) // 2)  # last run: worse
+
+
+def test_an_equal_cost_is_no_improvement_and_a_better_last_run_is_kept(monkeypatch):
+    instance = eight_depots()
+    found, calls, costs = scripted_search(monkeypatch, instance, lambda k: 0.0)
+    assert len(calls) == 1 + 16 + 1 and calls[-1][0] == calls[0][0]
+    assert costs(instance, found) == 100.0  # the first run's
+    better = {}
+
+    def last_improves(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+                      polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        solution = costs.new(depots, 99.0 if polish_share else 100.0)
+        better["last"] = solution
+        return solution
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", last_improves)
+    assert depot_set_search(instance, None, 100) is better["last"]
+
+
+def test_the_first_run_is_kept_unless_the_warm_start_is_cheaper(monkeypatch):
+    instance = two_clusters()
+    costs = Costs(instance)
+    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    start = costs.new((0, 2), 50.0)
+    runs = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        runs.append(initial)
+        return costs.new(depots, 40.0) if len(runs) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, None, 100, initial=start)
+    assert costs(instance, found) == 40.0 and runs[0] is start
+    assert all(warm is runs[1] for warm in runs[1:]) and costs(instance, runs[1]) == 40.0
+
+
+def test_a_candidate_exactly_at_the_search_end_still_runs(monkeypatch):
+    """Shares exact in binary: 100 s, the last run 25%: the search ends at 75 s; the first run
+    (25 s) and each candidate (12.5 s) take twice their time: candidates start at 50 and 75 s
+    (not after 75 s) and the third would start at 100 s."""
+    clock = FakeClock()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds, max_iterations))
+        clock.now += 2 * seconds
+        return spread(depots, 6) if len(calls) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    depot_set_search(two_clusters(), 100.0, 1000, first_share=0.25, eval_share=0.125,
+                     final_share=0.25, clock=clock)  # fmt: skip
+    assert [c[1] for c in calls] == [25.0, 12.5, 12.5, 0.0]  # the last run: nothing left
+    # iterations: the time stop counts as every candidate run: 1000 - 250 - 4 x 125 = 250
+    assert calls[-1][2] == 250
+
+
+def test_ranking_out_of_time_ends_the_search_with_its_best_set(monkeypatch):
+    """A clock that ticks 1 s per read: the ranking (10% of 100 s) estimates ten sets; the
+    first run then takes 85 s, so the search ends (at 80 s) when the neighbours of the first
+    set need new estimates; the last run gets what is left."""
+
+    class Ticking(FakeClock):
+        def __call__(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    clock, calls = Ticking(), []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds))
+        clock.now += 85.0 if len(calls) == 1 else 0.0
+        return spread(depots, 6)
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(two_clusters(), 100.0, clock=clock)
+    assert [c[0] for c in calls] == [(0, 1), (0, 1)] and found.open_depots == (0, 1)
+    assert 0 < calls[-1][1] < 15.0 - 85.0 + 100.0 - 14.9  # a few ticks less than 15 s
+    clock, calls = Ticking(), []
+    depot_set_search(two_clusters(), 1e-3, clock=clock)  # no set ranked in time: all depots
+    assert calls[0][0] == (0, 1, 2, 3)
+
+
+def test_a_fallback_set_that_works_ends_the_fallback(monkeypatch):
+    instance = two_clusters()
+    ranked = SetEstimate(instance).best_sets()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds))
+        return spread(depots, 6) if len(calls) == 2 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, 10.0, clock=FakeClock())
+    assert calls[:2] == [(ranked[0], pytest.approx(1.5)), (ranked[1], pytest.approx(1.5))]
+    assert found.open_depots == ranked[1]
