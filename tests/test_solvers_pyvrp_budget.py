@@ -557,3 +557,18 @@ def test_a_fallback_set_that_works_ends_the_fallback(monkeypatch):
     found = depot_set_search(instance, 10.0, clock=FakeClock())
     assert calls[:2] == [(ranked[0], pytest.approx(1.5)), (ranked[1], pytest.approx(1.5))]
     assert found.open_depots == ranked[1]
+
+
+def test_with_few_sets_enumerated_the_descent_still_finds_the_best_set():
+    """Five sets allowed: the four singletons are enumerated (the pairs would make ten), then
+    a greedy drop from all depots and a drop / swap / add descent from the best ones. The best
+    set by full enumeration, {0, 1}, is found, and not every set was estimated."""
+    full = SetEstimate(two_clusters()).best_sets()
+    assert full[0] == (0, 1) and len(full) == 15
+    est = SetEstimate(two_clusters())
+    ranked = est.best_sets(max_sets=5, starts=1)
+    assert ranked[0] == (0, 1)
+    assert {(0,), (1,), (2,), (3,), (0, 1, 2, 3)} <= set(ranked) and len(ranked) < 15
+    assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
+    assert est.moves((0, 1)) == [(1,), (0,), (1, 2), (1, 3), (0, 2), (0, 3), (0, 1, 2), (0, 1, 3)]
+    assert est.moves((2,)) == [(0,), (1,), (3,), (0, 2), (1, 2), (2, 3)]  # no drop of the last
