@@ -5,7 +5,7 @@ For each case (preset, number of instances, policy), the script
 1. draws ``generate_dataset(CLRPGenerator(preset), num, seed)``;
 2. decodes greedily with the policy (an untrained ``DRLHQPolicy()`` of the default paper size
    built after ``torch.manual_seed(--torch-seed)``, or a trained checkpoint);
-3. refines every solution with ``local_search_td(td, actions, max_runtime=t, mode=m)`` for each
+3. refines every solution with ``local_search_td(td, actions, seconds=t, mode=m)`` for each
    budget ``t`` (seconds per instance) and mode ``m`` (``"full"``: depots and routes;
    ``"routes"``: routes on the open depots only);
 4. checks every refined solution with ``env.check_solution_validity`` and that no instance got
@@ -145,7 +145,7 @@ def run_case(
         f"\n{preset} x{num}, {policy_name}: greedy decode {decode_s:.2f} s, mean cost "
         f"{before.mean():.4f}, dead ends {dead}"
     )
-    same = local_search_td(td, actions, max_runtime=1.0, max_iterations=0)
+    same = local_search_td(td, actions, seconds=1.0, max_iterations=0)
     width = max(same.shape[-1], actions.shape[-1])
     identical = torch.equal(pad_actions(same, width), pad_actions(actions, width))
     print(f"max_iterations=0 returns the input unchanged: {identical}")
@@ -156,7 +156,7 @@ def run_case(
         for mode in args.modes:
             t0 = time.perf_counter()
             refined = local_search_td(
-                td, actions, max_runtime=budget, mode=mode, num_procs=1, seed=args.seed
+                td, actions, seconds=budget, mode=mode, num_procs=1, seed=args.seed
             )
             spent = (time.perf_counter() - t0) / num
             env.check_solution_validity(reset, refined)

@@ -34,7 +34,7 @@ def pyvrp_cost(instance, seconds: float, seed: int) -> float:
     from benchmarks.hybrid.runs import priced
     from clrp_rl4co.solvers import solve_pyvrp
 
-    res = solve_pyvrp(instance, max_runtime=seconds, seed=seed)
+    res = solve_pyvrp(instance, seconds=seconds, seed=seed)
     return priced(instance, res.solution, "pyvrp")
 
 
@@ -43,7 +43,7 @@ def refine_cost(instance, start, seconds: float, seed: int) -> float:
     from benchmarks.hybrid.runs import priced
     from clrp_rl4co.solvers import refine_solution
 
-    solution = refine_solution(instance, start, max_runtime=seconds, seed=seed)
+    solution = refine_solution(instance, start, seconds=seconds, seed=seed)
     return priced(instance, solution, "refine")
 
 

@@ -40,7 +40,7 @@ def reference_costs(td, preset: str, seed: int, seconds: float, procs: int) -> l
         return json.loads(path.read_text())["costs"]
     instances = tensordict_to_instances(td)
     results = reference_solve(
-        instances, solver="pyvrp", max_runtime=seconds, num_procs=procs, seed=seed, progress=True
+        instances, solver="pyvrp", seconds=seconds, num_procs=procs, seed=seed, progress=True
     )
     costs = [r.objective for r in results]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -61,7 +61,7 @@ def run_method(
         return solve(
             instances,
             solver="exact",
-            max_runtime=args.exact_time,
+            seconds=args.exact_time,
             num_procs=1,
             threads=args.threads,
             seed=args.seed,
@@ -71,7 +71,7 @@ def run_method(
     return solve(
         instances,
         solver="pyvrp",
-        max_runtime=args.time_for(instances),
+        seconds=args.time_for(instances),
         num_procs=args.num_procs,
         seed=args.seed,
         depot_search=depot_search,

@@ -249,12 +249,12 @@ def solve(
     if method == "exact":
         from .solvers import solve_exact
 
-        res = solve_exact(instance, max_runtime=solver_budget(left), seed=seed)
+        res = solve_exact(instance, seconds=solver_budget(left), seed=seed)
         return result(res.solution, res.status, {} if res.bound is None else {"bound": res.bound})
     if method == "pyvrp":
         from .solvers import solve_pyvrp
 
-        res = solve_pyvrp(instance, max_runtime=solver_budget(left), seed=seed)
+        res = solve_pyvrp(instance, seconds=solver_budget(left), seed=seed)
         return result(res.solution, res.status)
     if method == "hybrid":
         from .solvers.hybrid import solve_hybrid

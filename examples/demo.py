@@ -112,7 +112,7 @@ def main() -> None:
             gap = (parts["total"].item() / bks.current - 1) * 100
             print_row(f"DRLHQ {spec}", parts, routes, seconds * 1000, gap)
         start = time.perf_counter()
-        refined = local_search_td(prins_td, actions, max_runtime=args.refine_seconds, seed=0)
+        refined = local_search_td(prins_td, actions, seconds=args.refine_seconds, seed=0)
         seconds = time.perf_counter() - start
         final = env.rollout_actions(prins_td, refined)
         parts = env.cost_parts(final)

@@ -123,6 +123,15 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_pyvrp_encoding.py",
         "tests/test_solvers_pyvrp.py",
     ],
+    "clrp_rl4co/solvers/pyvrp_solver.py": [
+        "tests/test_solvers_pyvrp_budget.py",
+        "tests/test_solvers_pyvrp_encoding.py",
+        "tests/test_solvers_pyvrp.py",
+    ],
+    "clrp_rl4co/solvers/hybrid.py": [
+        "tests/test_solvers_hybrid_budget.py",
+        "tests/test_solvers_hybrid.py",
+    ],
     "clrp_rl4co/solvers/recombine.py": [
         "tests/test_solvers_recombine.py",
     ],

@@ -54,10 +54,10 @@ def costs_of(env: CLRPEnv, td: TensorDict, actions: torch.Tensor) -> torch.Tenso
 @pytest.mark.parametrize(
     "solver, kwargs",
     [
-        ("pyvrp", dict(max_runtime=None, max_iterations=200, seed=0)),
+        ("pyvrp", dict(seconds=None, max_iterations=200, seed=0)),
         # time-limited: the adapter must return valid solutions whether or not HiGHS closes
         # the gap (a clrp10 proof takes 1-15 s on a loaded 2-core machine)
-        ("exact", dict(max_runtime=2.0, threads=1)),
+        ("exact", dict(seconds=2.0, threads=1)),
     ],
 )
 def test_solve_valid_and_reward_matches(env, td, solver, kwargs):
@@ -76,8 +76,8 @@ def test_solve_exact_not_worse_than_pyvrp():
     """On 5-customer instances of the clrp10 distribution HiGHS proves optimality in < 1 s."""
     env = CLRPEnv(generator_params={"preset": "clrp10", "num_loc": 5})
     small = generate_dataset(env.generator, 3, DATA_SEED)
-    _, heuristic = solve_td(small, max_runtime=None, max_iterations=200, seed=0)
-    actions, exact = solve_td(small, max_runtime=20.0, solver="exact", threads=1)
+    _, heuristic = solve_td(small, seconds=None, max_iterations=200, seed=0)
+    actions, exact = solve_td(small, seconds=20.0, solver="exact", threads=1)
     env.check_solution_validity(env.reset(small.clone()), actions)
     assert bool((exact <= heuristic + 1e-6).all())
 
@@ -86,7 +86,7 @@ def test_solve_exact_not_worse_than_pyvrp():
 def test_local_search_never_worse_and_valid(env, td, mode):
     actions = random_feasible_rollout(env, td, seed=3)
     before = costs_of(env, td, actions)
-    out = local_search_td(td, actions, max_runtime=None, max_iterations=150, mode=mode)
+    out = local_search_td(td, actions, seconds=None, max_iterations=150, mode=mode)
     assert out.dtype == torch.long and out.shape[0] == 3
     reset = env.reset(td.clone())
     env.check_solution_validity(reset, out)
@@ -99,7 +99,7 @@ def test_local_search_never_worse_and_valid(env, td, mode):
 def test_local_search_zero_iterations_returns_input(env, td):
     actions = random_feasible_rollout(env, td, seed=5)
     for mode in ("full", "routes"):
-        same = local_search_td(td, actions, max_runtime=1.0, max_iterations=0, mode=mode)
+        same = local_search_td(td, actions, seconds=1.0, max_iterations=0, mode=mode)
         assert torch.equal(same, actions)
 
 
@@ -124,7 +124,7 @@ def test_solve_rejects_bin_packing_infeasible_before_solving(env, solver, monkey
     calls = []
     monkeypatch.setattr(solver_api, "_solve_one", lambda job: calls.append(job))
     with pytest.raises(ValueError, match="demand >= 19 need 38"):
-        solve_td(td, max_runtime=1.0, solver=solver)
+        solve_td(td, seconds=1.0, solver=solver)
     assert calls == [], "a solver ran before the infeasible instance was rejected"
 
 
@@ -137,5 +137,5 @@ def test_solve_rejects_total_demand_above_capacity(env, td, monkeypatch):
     calls = []
     monkeypatch.setattr(solver_api, "_solve_one", lambda job: calls.append(job))
     with pytest.raises(ValueError, match="total demand.*exceeds total depot"):
-        solve_td(bad, max_runtime=1.0)
+        solve_td(bad, seconds=1.0)
     assert calls == []

@@ -88,7 +88,7 @@ def test_hand_checked_two_depots():
         vehicle_capacity=10.0,
         vehicle_fixed_cost=1.0,
     )
-    res = solve_exact(inst, max_runtime=20, warm_start=False)
+    res = solve_exact(inst, seconds=20, warm_start=False)
     assert res.proven_optimal and res.status == "optimal"
     assert res.objective == pytest.approx(16.0)
     assert res.bound <= res.objective + 1e-6
@@ -99,7 +99,7 @@ def test_hand_checked_two_depots():
 @pytest.mark.parametrize("num_customers,seed", [(3, 0), (4, 1), (5, 2), (5, 3)])
 def test_exact_equals_brute_force(num_customers, seed, strategy):
     inst = tight_instance(num_customers, seed)
-    res = solve_exact(inst, max_runtime=30, strategy=strategy, warm_start=seed % 2 == 0)
+    res = solve_exact(inst, seconds=30, strategy=strategy, warm_start=seed % 2 == 0)
     assert res.proven_optimal, res.status
     res.solution.check(inst)
     assert res.objective == pytest.approx(brute_force(inst), rel=1e-9, abs=1e-9)
@@ -109,8 +109,8 @@ def test_exact_equals_brute_force(num_customers, seed, strategy):
 @pytest.mark.parametrize("seed", [0, 3])
 def test_clrp10_exact_vs_pyvrp(seed):
     inst = random_instance(10, seed)
-    exact = solve_exact(inst, max_runtime=60, threads=2)
-    heur = solve_pyvrp(inst, max_runtime=None, max_iterations=3000, seed=0)
+    exact = solve_exact(inst, seconds=60, threads=2)
+    heur = solve_pyvrp(inst, seconds=None, max_iterations=3000, seed=0)
     assert exact.proven_optimal
     exact.solution.check(inst)
     heur.solution.check(inst)
@@ -150,14 +150,14 @@ def test_infeasible_instance_raises():
 
 def test_exact_needs_a_time_limit():
     with pytest.raises(ValueError, match="time limit"):
-        solve([random_instance(10, 0)], solver="exact", max_runtime=None)
+        solve([random_instance(10, 0)], solver="exact", seconds=None)
 
 
 def test_no_solution_is_not_a_cost():
     inst = random_instance(10, 0)
     res = make_result(inst, None, solver="exact", runtime=0.0, bound=5.0)
     assert res.status == "no solution" and res.objective is None and not res.proven_optimal
-    tiny = solve_exact(inst, max_runtime=0.001, warm_start=False)
+    tiny = solve_exact(inst, seconds=0.001, warm_start=False)
     assert (tiny.solution is None) == (tiny.objective is None)
     if tiny.solution is None:
         assert tiny.status == "no solution"
@@ -175,7 +175,7 @@ def test_make_result_raises_on_an_invalid_solution():
 
 def test_bound_is_none_or_finite_at_a_tiny_time_limit():
     # HiGHS stopped by its time limit before the root LP reports a dual bound of -inf.
-    res = solve_exact(random_instance(10, 0), max_runtime=0.001, warm_start=False)
+    res = solve_exact(random_instance(10, 0), seconds=0.001, warm_start=False)
     assert res.bound is None or math.isfinite(res.bound)
 
 
@@ -183,12 +183,12 @@ def _status_case(monkeypatch, sol, bound, proven):
     import clrp_rl4co.solvers.exact as exact
 
     monkeypatch.setattr(exact, "_monolithic", lambda *args: (sol, bound, proven))
-    return exact.solve_exact(tight_instance(4, 0), max_runtime=5, warm_start=False)
+    return exact.solve_exact(tight_instance(4, 0), seconds=5, warm_start=False)
 
 
 def test_status_follows_highs_and_the_gap(monkeypatch):
     inst = tight_instance(4, 0)
-    sol = solve_pyvrp(inst, max_runtime=None, max_iterations=200).solution
+    sol = solve_pyvrp(inst, seconds=None, max_iterations=200).solution
     cost = sol.cost(inst).total
     # HiGHS proved optimality and the bound equals the solution's own cost: optimal.
     res = _status_case(monkeypatch, sol, cost * (1 - 1e-9), True)
@@ -211,7 +211,7 @@ def test_invalid_warm_start_raises():
         ValueError,
         match="^instance '': the warm-start solution is invalid: customer 2 is not served",
     ):
-        solve_exact(inst, max_runtime=5, warm_start=bad)
+        solve_exact(inst, seconds=5, warm_start=bad)
 
 
 def _pair_instance(second_demand: float) -> CLRPInstance:
@@ -237,7 +237,7 @@ def test_warm_start_over_capacity_within_tolerance_is_dropped_with_a_warning(str
     warm = CLRPSolution([Route(0, (0, 1)), Route(1, (2,))])
     warm.check(inst)
     with caplog.at_level("WARNING", logger="clrp_rl4co.solvers.exact"):
-        res = solve_exact(inst, max_runtime=10, strategy=strategy, warm_start=warm)
+        res = solve_exact(inst, seconds=10, strategy=strategy, warm_start=warm)
     (record,) = [r for r in caplog.records if r.levelname == "WARNING"]
     message = record.getMessage()
     assert message.startswith("pair: the warm start is not given to HiGHS")
@@ -250,7 +250,7 @@ def test_warm_start_within_capacity_gives_no_warning(caplog):
     inst = _pair_instance(5.0)
     warm = CLRPSolution([Route(0, (0, 1)), Route(1, (2,))])
     with caplog.at_level("WARNING", logger="clrp_rl4co.solvers.exact"):
-        solve_exact(inst, max_runtime=10, strategy="monolithic", warm_start=warm)
+        solve_exact(inst, seconds=10, strategy="monolithic", warm_start=warm)
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
 
@@ -259,8 +259,8 @@ def test_time_limit_with_a_solution_is_feasible_not_optimal():
     # prove it optimal (its bound is -inf before presolve ends, 0 before the root LP, about
     # 12.8 after it; the optimum is above 13): the run must say "feasible".
     inst = random_instance(20, 0)
-    warm = solve_pyvrp(inst, max_runtime=None, max_iterations=300, seed=0).solution
-    res = solve_exact(inst, max_runtime=0.5, strategy="monolithic", warm_start=warm)
+    warm = solve_pyvrp(inst, seconds=None, max_iterations=300, seed=0).solution
+    res = solve_exact(inst, seconds=0.5, strategy="monolithic", warm_start=warm)
     assert res.solution is not None and res.objective is not None  # guard: a solution to flag
     assert res.objective <= warm.cost(inst).total + 1e-9
     assert res.bound is None or res.bound < res.objective * (1 - 1e-3)
@@ -287,8 +287,8 @@ def test_highs_optimal_with_an_open_gap_is_not_proven(monkeypatch):
     monkeypatch.setattr(exact, "_highs", loose)
     monkeypatch.setattr(exact, "_run", spy)
     inst = random_instance(10, 0)
-    warm = solve_pyvrp(inst, max_runtime=None, max_iterations=200, seed=0).solution
-    res = solve_exact(inst, max_runtime=60, strategy="monolithic", warm_start=warm)
+    warm = solve_pyvrp(inst, seconds=None, max_iterations=200, seed=0).solution
+    res = solve_exact(inst, seconds=60, strategy="monolithic", warm_start=warm)
     [(status, objective, bound, col)] = seen
     # guards: HiGHS said Optimal, had a solution, and its bound is below it by more than noise
     assert status == "Optimal" and col is not None
@@ -302,11 +302,11 @@ def test_highs_optimal_with_an_open_gap_is_not_proven(monkeypatch):
 def test_highs_prints_nothing_unless_verbose(capfd, strategy):
     inst = tight_instance(4, 0)
     capfd.readouterr()
-    res = solve_exact(inst, max_runtime=10, strategy=strategy, warm_start=False)
+    res = solve_exact(inst, seconds=10, strategy=strategy, warm_start=False)
     assert res.proven_optimal  # the solver ran to the end
     out, err = capfd.readouterr()
     assert out == "" and err == ""
-    solve_exact(inst, max_runtime=10, strategy=strategy, warm_start=False, verbose=True)
+    solve_exact(inst, seconds=10, strategy=strategy, warm_start=False, verbose=True)
     assert "HiGHS" in capfd.readouterr().out  # the check above can see HiGHS's output
 
 
@@ -317,9 +317,9 @@ def test_plumbing_of_warm_start_budget_seed_threads_and_strategy(monkeypatch):
     pyvrp_calls, strategy_calls, threads = [], [], []
     real_pyvrp, real_highs = pyvrp_solver.solve_pyvrp, exact._highs
 
-    def pyvrp_spy(instance, max_runtime=None, seed=None, **kwargs):
-        pyvrp_calls.append((max_runtime, seed, kwargs))
-        return real_pyvrp(instance, max_runtime=None, max_iterations=30, seed=0)
+    def pyvrp_spy(instance, seconds=None, seed=None, **kwargs):
+        pyvrp_calls.append((seconds, seed, kwargs))
+        return real_pyvrp(instance, seconds=None, max_iterations=30, seed=0)
 
     def highs_spy(model, n, verbose):
         threads.append(n)
@@ -355,9 +355,9 @@ def test_plumbing_of_warm_start_budget_seed_threads_and_strategy(monkeypatch):
     assert 0 < res.runtime <= wall
     # the warm start's budget: 5% of a short limit, an explicit one, the seed passed on
     for kwargs, budget in (
-        (dict(max_runtime=2.0), 0.1),
-        (dict(max_runtime=2.0, warm_start_runtime=0.37), 0.37),
-        (dict(max_runtime=60.0, seed=5), 0.6),
+        (dict(seconds=2.0), 0.1),
+        (dict(seconds=2.0, warm_start_seconds=0.37), 0.37),
+        (dict(seconds=60.0, seed=5), 0.6),
     ):
         pyvrp_calls.clear()
         exact.solve_exact(inst, threads=2, **kwargs)
@@ -465,12 +465,12 @@ def test_the_optimality_tolerance_is_relative_above_one(monkeypatch):
             vehicle_capacity=inst.vehicle_capacity,
             vehicle_fixed_cost=inst.vehicle_fixed_cost * scale,
         )
-        sol = solve_pyvrp(small, max_runtime=None, max_iterations=200).solution
+        sol = solve_pyvrp(small, seconds=None, max_iterations=200).solution
         cost = sol.cost(small).total
         assert (cost > 2) if scale == 1.0 else (cost < 1)  # guard: both sides of max(1, .)
         tolerance = 1e-6 * max(1.0, cost)
         for gap, optimal in ((0.5 * tolerance, True), (1.5 * tolerance, False)):
             result = (sol, cost - gap, True)
             monkeypatch.setattr(exact, "_monolithic", lambda *a, r=result: r)
-            res = exact.solve_exact(small, max_runtime=5, warm_start=False)
+            res = exact.solve_exact(small, seconds=5, warm_start=False)
             assert res.proven_optimal is optimal, (scale, gap)

@@ -230,7 +230,7 @@ def test_depot_sets_compete_and_the_best_is_found(num_customers, seed):
     assert len(feasible) >= 3  # guard: several depot sets to rank, fix and solve
     optimum = brute_force(inst)
     for warm in (False, True):
-        res = exact.solve_exact(inst, max_runtime=30, strategy="subsets", warm_start=warm)
+        res = exact.solve_exact(inst, seconds=30, strategy="subsets", warm_start=warm)
         assert res.proven_optimal and res.status == "optimal"
         assert res.objective == pytest.approx(optimum, rel=1e-9, abs=1e-9)
         assert res.bound == pytest.approx(optimum, rel=1e-6)
@@ -239,7 +239,7 @@ def test_depot_sets_compete_and_the_best_is_found(num_customers, seed):
 def test_a_single_depot_can_be_the_best_set():
     # depot 2 holds everything and is close to the customers: the optimum opens it alone
     inst = three_depots(5, 2, capacity=(45.0, 60.0, 200.0), opening=(5.0, 5.0, 0.1))
-    opt = exact.solve_exact(inst, max_runtime=30, strategy="subsets", warm_start=False)
+    opt = exact.solve_exact(inst, seconds=30, strategy="subsets", warm_start=False)
     assert opt.proven_optimal
     assert opt.objective == pytest.approx(brute_force(inst), rel=1e-9)
     assert len(opt.solution.open_depots) == 1  # guard: the singleton case is exercised
@@ -318,9 +318,9 @@ def test_subsets_sets_the_incumbent_as_objective_bound(monkeypatch):
         return run(h, time_limit)
 
     monkeypatch.setattr(exact, "_run", spy)
-    good = exact.solve_exact(inst, max_runtime=30, strategy="subsets", warm_start=False).solution
+    good = exact.solve_exact(inst, seconds=30, strategy="subsets", warm_start=False).solution
     seen.clear()
-    res = exact.solve_exact(inst, max_runtime=30, strategy="subsets", warm_start=good)
+    res = exact.solve_exact(inst, seconds=30, strategy="subsets", warm_start=good)
     assert res.proven_optimal
     # every MIP of a depot set is told the incumbent's cost: nothing worse is worth finding
     assert seen and all(b == pytest.approx(good.cost(inst).total) for b in seen)
@@ -350,7 +350,7 @@ def test_full_vehicles_need_exactly_total_over_capacity_routes():
     )
     optimum = brute_force(inst)
     for strategy in ("monolithic", "subsets"):
-        res = exact.solve_exact(inst, max_runtime=30, strategy=strategy, warm_start=False)
+        res = exact.solve_exact(inst, seconds=30, strategy=strategy, warm_start=False)
         assert res.proven_optimal and res.objective == pytest.approx(optimum, rel=1e-9)
         assert res.solution.num_routes == 3
 
@@ -369,7 +369,7 @@ def test_a_depot_set_holding_exactly_the_total_demand_is_tried():
         vehicle_fixed_cost=0.2,
     )
     assert inst.depot_capacity.sum() == inst.total_demand()
-    res = exact.solve_exact(inst, max_runtime=30, strategy="subsets", warm_start=False)
+    res = exact.solve_exact(inst, seconds=30, strategy="subsets", warm_start=False)
     assert res.proven_optimal
     assert res.objective == pytest.approx(brute_force(inst), rel=1e-9)
 

@@ -137,11 +137,11 @@ def test_pyvrp_alone_is_one_more_candidate_and_only_with_classical(policy, monke
     from clrp_rl4co.solvers.common import make_result
 
     instance = random_instance(20, seed=9)
-    good = solve_pyvrp(instance, max_runtime=None, max_iterations=2000, seed=0).solution
+    good = solve_pyvrp(instance, seconds=None, max_iterations=2000, seed=0).solution
     calls = []
 
-    def classical(inst, max_runtime, seed):
-        calls.append(max_runtime)
+    def classical(inst, seconds, seed):
+        calls.append(seconds)
         return make_result(inst, good, solver="pyvrp", runtime=0.0)
 
     monkeypatch.setattr(hybrid, "refine_solution", lambda inst, solution, **kwargs: solution)

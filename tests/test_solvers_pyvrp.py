@@ -49,7 +49,7 @@ def benchmarks_root():
 @pytest.mark.parametrize("num_customers,seed", [(10, 1), (20, 2), (50, 3)])
 def test_outputs_valid_and_priced_exactly(num_customers, seed):
     inst = random_instance(num_customers, seed)
-    res = solve_pyvrp(inst, max_runtime=0.5, seed=seed)
+    res = solve_pyvrp(inst, seconds=0.5, seed=seed)
     assert res.status == "feasible" and not res.proven_optimal and res.bound is None
     res.solution.check(inst)
     assert res.objective == pytest.approx(independent_cost(inst, res.solution), rel=1e-12)
@@ -67,7 +67,7 @@ def test_depot_capacity_binds():
         vehicle_capacity=70.0,
         vehicle_fixed_cost=1.0,
     )
-    res = solve_pyvrp(inst, max_runtime=None, max_iterations=500)
+    res = solve_pyvrp(inst, seconds=None, max_iterations=500)
     res.solution.check(inst)
     loads = {d: 0.0 for d in (0, 1)}
     for r in res.solution.routes:
@@ -88,25 +88,25 @@ def test_real_valued_demands_are_scaled_conservatively():
     )
     enc = encode(inst)
     assert enc.data.vehicle_types()[0].capacity == [30500]
-    res = solve_pyvrp(inst, max_runtime=None, max_iterations=1000)
+    res = solve_pyvrp(inst, seconds=None, max_iterations=1000)
     res.solution.check(inst)
     assert res.objective == pytest.approx(independent_cost(inst, res.solution), rel=1e-12)
 
 
 def test_deterministic_with_iterations_and_seed():
     inst = random_instance(20, 5)
-    a = solve_pyvrp(inst, max_runtime=None, max_iterations=800, seed=3)
-    b = solve_pyvrp(inst, max_runtime=None, max_iterations=800, seed=3)
+    a = solve_pyvrp(inst, seconds=None, max_iterations=800, seed=3)
+    b = solve_pyvrp(inst, seconds=None, max_iterations=800, seed=3)
     assert a.solution.to_dict() == b.solution.to_dict() and a.objective == b.objective
-    c = solve_pyvrp(inst, max_runtime=None, max_iterations=400, seed=3, depot_search=True)
-    d = solve_pyvrp(inst, max_runtime=None, max_iterations=400, seed=3, depot_search=True)
+    c = solve_pyvrp(inst, seconds=None, max_iterations=400, seed=3, depot_search=True)
+    d = solve_pyvrp(inst, seconds=None, max_iterations=400, seed=3, depot_search=True)
     assert c.solution.to_dict() == d.solution.to_dict()
 
 
 def test_solve_parallel_matches_serial():
     insts = [random_instance(10, s) for s in range(4)]
-    serial = solve(insts, max_runtime=None, max_iterations=300, num_procs=1)
-    parallel = solve(insts, max_runtime=None, max_iterations=300, num_procs=2)
+    serial = solve(insts, seconds=None, max_iterations=300, num_procs=1)
+    parallel = solve(insts, seconds=None, max_iterations=300, num_procs=2)
     assert [r.objective for r in serial] == [r.objective for r in parallel]
     assert [r.name for r in parallel] == [i.name for i in insts]
 
@@ -114,7 +114,7 @@ def test_solve_parallel_matches_serial():
 def test_solve_td_actions_and_costs():
     td = instances_to_tensordict([random_instance(10, s) for s in range(3)])
     insts = tensordict_to_instances(td)  # float32 fields as the env sees them
-    actions, costs = solve_td(td, max_runtime=None, max_iterations=300)
+    actions, costs = solve_td(td, seconds=None, max_iterations=300)
     assert actions.dtype.is_floating_point is False and actions.shape[0] == 3
     assert costs.dtype == np.float64 or str(costs.dtype) == "torch.float64"
     for b, inst in enumerate(insts):
@@ -142,10 +142,10 @@ def test_unknown_solver_and_infeasible_raise():
     )
     # Total capacity 70 >= 60, but both 25-customers need the 30-depots: fine; make it fail
     # (in place, after construction, which rejects it too: the solver checks again)
-    solve([inst], max_runtime=None, max_iterations=50)
+    solve([inst], seconds=None, max_iterations=50)
     inst.depot_capacity[:] = [30.0, 24.0, 24.0]
     with pytest.raises(ValueError, match="demand >= 25"):
-        solve([inst], max_runtime=None, max_iterations=50)
+        solve([inst], seconds=None, max_iterations=50)
     with pytest.raises(ValueError, match="demand >= 25"):
         dataclasses.replace(inst)  # a new instance of the same arrays
 
@@ -154,7 +154,7 @@ def test_prins_instance_near_bks():
     root = benchmarks_root()
     path = next(p for p in prins_files(root) if p.stem == "coord20-5-1")
     inst = read_prodhon(path)
-    res = solve_pyvrp(inst, max_runtime=2.0)
+    res = solve_pyvrp(inst, seconds=2.0)
     res.solution.check(inst)
     assert res.objective == independent_cost(inst, res.solution)
     bks = prins_bks()["coord20-5-1"].current
@@ -198,14 +198,14 @@ def test_set_estimate_ranks_feasible_small_sets():
 
 def test_depot_search_on_many_depots_valid_and_deterministic():
     inst = large_instance(5)
-    a = solve_pyvrp(inst, max_runtime=None, max_iterations=300, seed=1)
-    b = solve_pyvrp(inst, max_runtime=None, max_iterations=300, seed=1)
+    a = solve_pyvrp(inst, seconds=None, max_iterations=300, seed=1)
+    b = solve_pyvrp(inst, seconds=None, max_iterations=300, seed=1)
     a.solution.check(inst)
     assert a.solution.to_dict() == b.solution.to_dict()
     assert a.objective == pytest.approx(independent_cost(inst, a.solution), rel=1e-12)
     assert len(a.solution.open_depots) <= 6
     # A warm start is kept when nothing beats it, and the result is never worse.
-    c = solve_pyvrp(inst, max_runtime=None, max_iterations=100, seed=2, initial=a.solution)
+    c = solve_pyvrp(inst, seconds=None, max_iterations=100, seed=2, initial=a.solution)
     c.solution.check(inst)
     assert c.objective <= a.objective + 1e-9
 
@@ -229,7 +229,7 @@ def packing_infeasible() -> CLRPInstance:
 def test_no_feasible_solution_is_no_solution(depot_search):
     # The documented outcome when PyVRP finds nothing: a result without a solution, no error.
     inst = packing_infeasible()
-    res = solve_pyvrp(inst, max_runtime=None, max_iterations=50, depot_search=depot_search)
+    res = solve_pyvrp(inst, seconds=None, max_iterations=50, depot_search=depot_search)
     assert res.status == "no solution"
     assert res.solution is None and res.objective is None and not res.proven_optimal
 
@@ -239,7 +239,7 @@ def test_invalid_initial_solution_raises():
     # Customer 9 is not served (and the one route breaks the vehicle capacity of 70).
     bad = CLRPSolution([Route(0, tuple(range(9)))])
     with pytest.raises(ValueError, match="'clrp10_0'.*initial solution is invalid"):
-        solve_pyvrp(inst, max_runtime=None, max_iterations=50, initial=bad)
+        solve_pyvrp(inst, seconds=None, max_iterations=50, initial=bad)
 
 
 @pytest.mark.parametrize("depot_search", [False, True])
@@ -258,7 +258,7 @@ def test_decoding_bug_raises(monkeypatch, depot_search):
     monkeypatch.setattr(pyvrp_solver, "decode", lossy)
     with pytest.raises(ValueError, match="'clrp10_1'.*invalid solution.*not served"):
         solve_pyvrp(
-            random_instance(10, 1), max_runtime=None, max_iterations=50, depot_search=depot_search
+            random_instance(10, 1), seconds=None, max_iterations=50, depot_search=depot_search
         )
 
 
@@ -297,7 +297,7 @@ def test_depot_search_respects_a_short_time_limit():
 
     instance = many_depots_instance(300, 60, seed=2)
     began = time.perf_counter()
-    result = solve_pyvrp(instance, max_runtime=1.0)
+    result = solve_pyvrp(instance, seconds=1.0)
     assert time.perf_counter() - began < 1.0 + 1.5
     result.solution.check(instance)
 
@@ -325,7 +325,7 @@ def test_penalty_bound_warning_is_logged_not_shown(monkeypatch, caplog):
     with caplog.at_level(logging.DEBUG, logger="clrp_rl4co.solvers.pyvrp_solver"):
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("always")
-            result = solve_pyvrp(instance, max_iterations=50, max_runtime=None, depot_search=False)
+            result = solve_pyvrp(instance, max_iterations=50, seconds=None, depot_search=False)
     result.solution.check(instance)
     assert [w.category for w in shown] == [RuntimeWarning]
     assert any("penalty" in r.getMessage() and "tight" in r.getMessage() for r in caplog.records)

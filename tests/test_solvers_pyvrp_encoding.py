@@ -268,3 +268,21 @@ def test_a_depot_set_that_holds_no_demand_is_refused_by_the_fleet():
     inst = _instance([0, 100], [10])
     with pytest.raises(ValueError, match="no depot of the set can hold one unit of demand"):
         encode_fleet(inst, [0])
+
+
+@pytest.mark.parametrize("build", [encode, encode_fleet])
+def test_fractional_loads_round_demands_up_and_capacities_down(build):
+    """At 1,000 units per unit of demand: 5.1234 -> 5123.4 and 3.2501 -> 3250.1 round up to
+    5124 and 3251; the vehicle's 30.5007 -> 30500.7 and depot 0's 40.2509 -> 40250.9 round
+    down to 30500 and 40250; values exact at that scale (7.0, 60.5) stay as they are. So a
+    load PyVRP accepts never exceeds a capacity of the instance."""
+    inst = _instance([40.2509, 60.5], [5.1234, 7.0, 3.2501], vehicle_capacity=30.5007)
+    data = build(inst).data
+    assert [c.delivery[0] for c in data.clients()] == [5124, 7000, 3251]
+    vehicles = [(vt.capacity[0], vt.num_available) for vt in data.vehicle_types()]
+    if build is encode:
+        assert vehicles == [(30500, 1), (30500, 1)]
+        assert [vt.shift_duration for vt in data.vehicle_types()] == [40250, 60500]
+        assert [c.service_duration for c in data.clients()] == [5124, 7000, 3251]
+    else:  # 40250 = 30500 + 9750; 60500 = 30500 + 30000
+        assert vehicles == [(30500, 1), (9750, 1), (30500, 1), (30000, 1)]

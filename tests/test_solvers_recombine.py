@@ -46,7 +46,7 @@ def test_routes_of_two_solutions_combine_into_a_better_one():
     # a: the left side in one route, the right side in two; b: the other way round
     a = CLRPSolution([Route(0, (0, 1)), Route(1, (2,)), Route(1, (3,))])
     b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3, 2))])
-    best = recombine(instance, [a, b], max_runtime=10.0)
+    best = recombine(instance, [a, b], seconds=10.0)
     best.check(instance)
     expected = objective(instance, [Route(0, (0, 1)), Route(1, (3, 2))])
     assert best.cost(instance).total == pytest.approx(expected, rel=1e-12)
@@ -71,17 +71,37 @@ def test_the_pool_keeps_one_route_per_depot_and_customer_set_in_its_shortest_ord
         assert p.load == 2.0
 
 
+@pytest.mark.parametrize("short_first", [True, False])
+def test_the_pool_keeps_the_shortest_order_of_a_route_whichever_came_first(short_first):
+    """Depot 0 at the origin, customers 0 (0, 1), 1 (1, 1), 2 (1, 0): the order 0, 1, 2 is
+    4 long (four unit steps), the order 0, 2, 1 is 2 + 2 sqrt 2."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]),
+        depot_capacity=np.array([10.0]),
+        opening_cost=np.array([1.0]),
+        demand=np.array([1.0, 2.0, 3.0]),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    short = CLRPSolution([Route(0, (0, 1, 2))])
+    long = CLRPSolution([Route(0, (0, 2, 1))])
+    (kept,) = route_pool(instance, [short, long] if short_first else [long, short])
+    assert kept.route == Route(0, (0, 1, 2))
+    assert kept.length == pytest.approx(4.0, rel=1e-12) and kept.load == 6.0
+
+
 def test_a_lone_solution_comes_back_unchanged_and_bad_input_is_named():
     instance = two_sides()
     only = CLRPSolution([Route(0, (0, 1)), Route(1, (2, 3))])
-    assert recombine(instance, [only], max_runtime=1.0).cost(instance).total == pytest.approx(
+    assert recombine(instance, [only], seconds=1.0).cost(instance).total == pytest.approx(
         objective(instance, only.routes), rel=1e-12
     )
     with pytest.raises(ValueError, match="at least one solution"):
-        recombine(instance, [], max_runtime=1.0)
+        recombine(instance, [], seconds=1.0)
     overloaded = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3,))])  # q = 2
     with pytest.raises(ValueError, match=r"solutions\[1\] is invalid.*vehicle capacity"):
-        recombine(instance, [only, overloaded], max_runtime=1.0)
+        recombine(instance, [only, overloaded], seconds=1.0)
 
 
 #: Seeds whose random solutions recombine into a better one and whose depot capacities bind.
@@ -165,7 +185,7 @@ def test_recombination_finds_the_best_feasible_combination(seed):
     whose depot capacities bind (routes valid one by one overload a depot together)."""
     instance = binding_instance(seed, [3.0, 3.0, 4.0])
     solutions = random_solutions(instance, np.random.default_rng(seed), 8)
-    best = recombine(instance, solutions, max_runtime=10.0)
+    best = recombine(instance, solutions, seconds=10.0)
     best.check(instance)
     optimum = brute_force(instance, solutions)
     assert best.cost(instance).total == pytest.approx(optimum, rel=1e-9)
@@ -190,7 +210,7 @@ def test_each_customer_is_served_once_even_where_twice_would_be_cheaper():
     )
     a = CLRPSolution([Route(0, (0, 1)), Route(0, (2,))])
     b = CLRPSolution([Route(1, (0,)), Route(1, (1, 2))])
-    best = recombine(instance, [a, b], max_runtime=10.0)
+    best = recombine(instance, [a, b], seconds=10.0)
     best.check(instance)
     assert best.cost(instance).total == pytest.approx(10.0 + 2.0)
 
@@ -218,7 +238,7 @@ def test_highs_starts_from_the_best_input_silently_on_one_thread(monkeypatch, ca
     monkeypatch.setattr(module, "start_from", start_from)
     caplog.set_level(logging.DEBUG, logger=module.__name__)
     capfd.readouterr()
-    recombine(instance, [b, a], max_runtime=10.0)
+    recombine(instance, [b, a], seconds=10.0)
     assert capfd.readouterr().out == ""
     assert (seen["threads"], seen["verbose"]) == (1, False)
     # b pays a fourth vehicle; the pool: b's 4 routes, then a's d0 [0, 1]; depots last
@@ -228,3 +248,18 @@ def test_highs_starts_from_the_best_input_silently_on_one_thread(monkeypatch, ca
     start = objective(instance, a.routes)
     assert message.startswith("two-sides: recombination of 5 routes: Optimal, ")
     assert message.endswith(f", start {start:.6g})")
+
+
+def test_an_invalid_highs_result_is_an_error_naming_the_recombination(monkeypatch):
+    """HiGHS's columns are decoded as they are: a result serving a customer twice (every
+    route chosen) is a bug, reported as such, never returned."""
+    import clrp_rl4co.solvers.recombine as module
+
+    instance = two_sides()
+    a = CLRPSolution([Route(0, (0, 1)), Route(1, (2,)), Route(1, (3,))])
+    b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3, 2))])
+    monkeypatch.setattr(
+        module, "run_highs", lambda h, seconds: ("Optimal", 0.0, 0.0, np.ones(6 + 2))
+    )
+    with pytest.raises(ValueError, match="two-sides'?: recombination returned an invalid sol"):
+        recombine(instance, [a, b], seconds=1.0)

@@ -65,7 +65,7 @@ def test_refine_never_worse(num_customers, num_depots, seed, mode, rounded):
     )
     start = naive_solution(inst, seed)
     start.check(inst)
-    out = refine_solution(inst, start, max_runtime=None, mode=mode, seed=seed, max_iterations=60)
+    out = refine_solution(inst, start, seconds=None, mode=mode, seed=seed, max_iterations=60)
     out.check(inst)
     assert out.cost(inst).total <= start.cost(inst).total + 1e-9
     if mode == "routes":
@@ -82,12 +82,12 @@ def test_zero_iterations_returns_input():
 def test_refine_improves_poor_solution_and_keeps_optimum():
     inst = random_instance(10, 0)
     start = naive_solution(inst, 0)
-    full = refine_solution(inst, start, max_runtime=None, max_iterations=2000, mode="full")
-    routes = refine_solution(inst, start, max_runtime=None, max_iterations=2000, mode="routes")
+    full = refine_solution(inst, start, seconds=None, max_iterations=2000, mode="full")
+    routes = refine_solution(inst, start, seconds=None, max_iterations=2000, mode="routes")
     assert full.cost(inst).total < start.cost(inst).total
     assert routes.cost(inst).total < start.cost(inst).total
     assert set(routes.open_depots) <= set(start.open_depots)
-    again = refine_solution(inst, full, max_runtime=None, max_iterations=500)
+    again = refine_solution(inst, full, seconds=None, max_iterations=500)
     assert again.cost(inst).total <= full.cost(inst).total
 
 
@@ -98,14 +98,14 @@ def test_local_search_td_never_worse_and_padded():
     seqs = [s.to_actions(5) for s in sols]
     length = max(map(len, seqs))
     actions = torch.tensor([s + [s[-1]] * (length - len(s)) for s in seqs])
-    out = local_search_td(td, actions, max_runtime=None, max_iterations=300, mode="routes")
+    out = local_search_td(td, actions, seconds=None, max_iterations=300, mode="routes")
     assert out.dtype == torch.long and out.shape[0] == 3
     for b, inst in enumerate(insts):
         sol = CLRPSolution.from_actions(out[b].tolist(), 5)
         sol.check(inst)
         assert sol.cost(inst).total <= sols[b].cost(inst).total + 1e-9
         assert out[b, -1].item() < 5
-    same = local_search_td(td, actions, max_runtime=None, max_iterations=0)
+    same = local_search_td(td, actions, seconds=None, max_iterations=0)
     assert torch.equal(same, actions)
 
 
@@ -144,7 +144,7 @@ def test_invalid_start_is_refined_into_a_valid_solution():
     with pytest.raises(ValueError, match="vehicle capacity"):
         start.check(inst)
     for mode in ("full", "routes"):
-        out = refine_solution(inst, start, max_runtime=None, max_iterations=300, mode=mode)
+        out = refine_solution(inst, start, seconds=None, max_iterations=300, mode=mode)
         out.check(inst)
 
 
@@ -161,7 +161,7 @@ def test_invalid_start_is_refined_into_a_valid_solution():
 def test_unencodable_start_raises(routes, problem, mode):
     inst = random_instance(10, 3)
     with pytest.raises(ValueError, match=f"'clrp10_3'.*{problem}"):
-        refine_solution(inst, CLRPSolution(routes), max_runtime=None, max_iterations=50, mode=mode)
+        refine_solution(inst, CLRPSolution(routes), seconds=None, max_iterations=50, mode=mode)
 
 
 def test_no_solution_found_returns_the_input(monkeypatch):
@@ -169,7 +169,7 @@ def test_no_solution_found_returns_the_input(monkeypatch):
     inst = random_instance(10, 4)
     start = naive_solution(inst, 4)
     monkeypatch.setattr(_refine_module(), "run_pyvrp", lambda *args, **kw: None)
-    assert refine_solution(inst, start, max_runtime=None, max_iterations=50, mode="routes") is start
+    assert refine_solution(inst, start, seconds=None, max_iterations=50, mode="routes") is start
 
 
 def test_invalid_pyvrp_result_raises(monkeypatch):
@@ -182,7 +182,7 @@ def test_invalid_pyvrp_result_raises(monkeypatch):
         ValueError,
         match="^instance 'clrp10_5': PyVRP's refinement returned an invalid solution: .*not served",
     ):
-        refine_solution(inst, start, max_runtime=None, max_iterations=50, mode="routes")
+        refine_solution(inst, start, seconds=None, max_iterations=50, mode="routes")
 
 
 @pytest.mark.parametrize("error", [IndexError, ValueError])
@@ -195,7 +195,7 @@ def test_errors_inside_the_search_propagate(monkeypatch, error):
 
     monkeypatch.setattr(_refine_module(), "depot_set_search", broken)
     with pytest.raises(error, match="bug inside the search"):
-        refine_solution(inst, start, max_runtime=None, max_iterations=50, mode="full")
+        refine_solution(inst, start, seconds=None, max_iterations=50, mode="full")
 
 
 class _Spy:
@@ -226,7 +226,7 @@ def _spied(monkeypatch, name, result=None):
 
 
 def test_documented_defaults(monkeypatch):
-    # max_runtime 1 s, seed 0, mode "full" (here with one depot: one PyVRP run)
+    # seconds 1 s, seed 0, mode "full" (here with one depot: one PyVRP run)
     inst = random_instance(10, 12, num_depots=1)
     start = naive_solution(inst, 12)
     run = _spied(monkeypatch, "run_pyvrp")
@@ -240,22 +240,21 @@ def test_each_mode_calls_pyvrp_with_budget_seed_and_warm_start(monkeypatch):
     start = naive_solution(inst, 7)
     # full mode, several depots: the depot-set search warm-started from the (valid) input
     search = _spied(monkeypatch, "depot_set_search")
-    assert refine_solution(inst, start, max_runtime=0.5, max_iterations=40, seed=3) is start
+    assert refine_solution(inst, start, seconds=0.5, max_iterations=40, seed=3) is start
     [(args, kwargs)] = search.calls
     assert args[0] is inst and args[1:] == (0.5, 40, 3) and list(kwargs) == ["initial"]
     assert kwargs["initial"] is start
     # routes mode: one PyVRP run on the open depots, warm-started from the input
     run = _spied(monkeypatch, "run_pyvrp")
     assert (
-        refine_solution(inst, start, max_runtime=0.25, max_iterations=7, seed=5, mode="routes")
-        is start
+        refine_solution(inst, start, seconds=0.25, max_iterations=7, seed=5, mode="routes") is start
     )
     [(args, kwargs)] = run.calls
     assert args[0].depots == sorted(start.open_depots) and args[1:] == (0.25, 7, 5)
     assert list(kwargs) == ["initial"] and kwargs["initial"] is start
     # an invalid input (capacity broken) is not a warm start for the search
     broken = CLRPSolution([Route(0, tuple(range(10)))])
-    refine_solution(inst, broken, max_runtime=None, max_iterations=9, seed=1)
+    refine_solution(inst, broken, seconds=None, max_iterations=9, seed=1)
     assert search.calls[-1][0][1:] == (None, 9, 1) and search.calls[-1][1]["initial"] is None
 
 
@@ -263,11 +262,11 @@ def test_each_mode_calls_pyvrp_with_budget_seed_and_warm_start(monkeypatch):
 def test_full_mode_searches_depot_sets_only_with_several_depots(monkeypatch, num_depots, searched):
     inst = random_instance(10, 8, num_depots=num_depots)
     start = naive_solution(inst, 8)
-    better = refine_solution(inst, start, max_runtime=None, max_iterations=300, mode="routes")
+    better = refine_solution(inst, start, seconds=None, max_iterations=300, mode="routes")
     assert better.cost(inst).total < start.cost(inst).total  # guard: a real gain to return
     search = _spied(monkeypatch, "depot_set_search", better)
     run = _spied(monkeypatch, "run_pyvrp", better)
-    assert refine_solution(inst, start, max_runtime=0.5, max_iterations=11, seed=2) is better
+    assert refine_solution(inst, start, seconds=0.5, max_iterations=11, seed=2) is better
     assert (len(search.calls), len(run.calls)) == ((1, 0) if searched else (0, 1))
     if not searched:
         [(args, kwargs)] = run.calls
@@ -276,19 +275,19 @@ def test_full_mode_searches_depot_sets_only_with_several_depots(monkeypatch, num
 
 
 @pytest.mark.parametrize(
-    "max_runtime,max_iterations,runs",
+    "seconds,max_iterations,runs",
     [(0, None, False), (-1.0, None, False), (0.3, None, True), (None, 1, True), (0, 5, True)],
 )
-def test_budget_that_skips_pyvrp(monkeypatch, max_runtime, max_iterations, runs):
+def test_budget_that_skips_pyvrp(monkeypatch, seconds, max_iterations, runs):
     inst = random_instance(10, 9)
     start = naive_solution(inst, 9)
     run = _spied(monkeypatch, "run_pyvrp")
     out = refine_solution(
-        inst, start, max_runtime=max_runtime, max_iterations=max_iterations, mode="routes"
+        inst, start, seconds=seconds, max_iterations=max_iterations, mode="routes"
     )
     assert out is start and len(run.calls) == int(runs)
     if runs:
-        assert run.calls[0][0][1:3] == (max_runtime, max_iterations)
+        assert run.calls[0][0][1:3] == (seconds, max_iterations)
 
 
 def test_only_a_gain_beyond_the_tolerance_replaces_the_input(monkeypatch):
@@ -318,5 +317,5 @@ def test_only_a_gain_beyond_the_tolerance_replaces_the_input(monkeypatch):
         for gain, replaced in gains:
             found = _Priced(base - gain)
             _spied(monkeypatch, "run_pyvrp", found)
-            out = refine_solution(inst, start, max_runtime=None, max_iterations=5, mode="routes")
+            out = refine_solution(inst, start, seconds=None, max_iterations=5, mode="routes")
             assert out is (found if replaced else start), (scale, gain)

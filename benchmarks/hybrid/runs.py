@@ -83,7 +83,7 @@ def real_solver(policy) -> Solve:
     def solve(method: str, instance: CLRPInstance, seconds: float, seed: int) -> Run:
         begin = time.perf_counter()
         if method == "pyvrp":
-            res = solve_pyvrp(instance, max_runtime=solver_budget(seconds), seed=seed)
+            res = solve_pyvrp(instance, seconds=solver_budget(seconds), seed=seed)
             elapsed = time.perf_counter() - begin
             return Run(priced(instance, res.solution, method), elapsed)
         res = solve_hybrid(instance, policy, seconds, seed, **HYBRID_VARIANTS[method])

@@ -187,7 +187,7 @@ def _run_solver(
         results = solve(
             [data.instances[i] for i in chunk],
             solver=method.kind,
-            max_runtime=method.seconds,
+            seconds=method.seconds,
             num_procs=num_procs,
             executor=executor,
         )
@@ -233,7 +233,7 @@ def _refine_job(job: tuple) -> tuple[list[int], float]:
     start = time.perf_counter()
     solution = CLRPSolution.from_actions(actions, instance.num_depots)
     if budget > 0:
-        solution = refine_solution(instance, solution, max_runtime=budget, seed=seed)
+        solution = refine_solution(instance, solution, seconds=budget, seed=seed)
     return solution.to_actions(instance.num_depots), time.perf_counter() - start
 
 

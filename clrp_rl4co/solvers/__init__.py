@@ -5,6 +5,11 @@ policy's starts with PyVRP refinement (:func:`solve_hybrid`).
 objects; :func:`solve_td` and :func:`local_search_td` take and return env batches (a
 TensorDict of instances, ``[B, T]`` action sequences), as RL4CO's optional env ``solve`` /
 ``local_search`` methods do.
+
+Every time budget in this package is called ``seconds``: wall-clock seconds, the unit in the
+name. It is what the command's ``--time`` and the library's ``solve(..., seconds=...)`` pass,
+unchanged in name on its way to the solver that spends it (shares of it are ``*_seconds``);
+PyVRP's own ``MaxRuntime`` and HiGHS's ``time_limit`` appear only at their calls.
 """
 
 from .api import local_search_td, solve, solve_td

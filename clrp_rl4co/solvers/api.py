@@ -9,8 +9,8 @@ Example::
 
     env = CLRPEnv(generator_params={"preset": "clrp20"})
     td = env.generator(batch_size=[4])
-    actions, costs = solve_td(td, max_runtime=0.5)  # PyVRP, 0.5 s per instance
-    better = local_search_td(td, policy_actions, max_runtime=0.5)  # never worse
+    actions, costs = solve_td(td, seconds=0.5)  # PyVRP, 0.5 s per instance
+    better = local_search_td(td, policy_actions, seconds=0.5)  # never worse
 """
 
 from __future__ import annotations
@@ -30,21 +30,21 @@ SOLVERS = ("pyvrp", "exact")
 
 
 def _solve_one(args: tuple) -> SolverResult:
-    instance, solver, max_runtime, seed, max_iterations, kw = args
+    instance, solver, seconds, seed, max_iterations, kw = args
     if solver == "pyvrp":
         from .pyvrp_solver import solve_pyvrp
 
         return solve_pyvrp(
-            instance, max_runtime=max_runtime, max_iterations=max_iterations, seed=seed, **kw
+            instance, seconds=seconds, max_iterations=max_iterations, seed=seed, **kw
         )
     from .exact import solve_exact
 
-    return solve_exact(instance, max_runtime=max_runtime, seed=seed, **kw)
+    return solve_exact(instance, seconds=seconds, seed=seed, **kw)
 
 
 def _refine_one(args: tuple) -> CLRPSolution:
-    instance, solution, max_runtime, mode, seed, max_iterations = args
-    return refine_solution(instance, solution, max_runtime, mode, seed, max_iterations)
+    instance, solution, seconds, mode, seed, max_iterations = args
+    return refine_solution(instance, solution, seconds, mode, seed, max_iterations)
 
 
 def _map(
@@ -80,7 +80,7 @@ def _map(
 def solve(
     instances: Sequence[CLRPInstance],
     solver: str = "pyvrp",
-    max_runtime: float = 1.0,
+    seconds: float = 1.0,
     num_procs: int = 1,
     seed: int = 0,
     max_iterations: int | None = None,
@@ -93,8 +93,8 @@ def solve(
     Args:
         instances: the CLRP instances.
         solver: ``"pyvrp"`` (heuristic) or ``"exact"`` (HiGHS MIP).
-        max_runtime: seconds per instance. For PyVRP with ``max_iterations`` set, pass
-            ``max_runtime=None`` for a deterministic iteration-limited run.
+        seconds: wall-clock budget per instance. For PyVRP with ``max_iterations`` set, pass
+            ``seconds=None`` for a deterministic iteration-limited run.
         num_procs: worker processes (instances are solved in parallel).
         seed: random seed (PyVRP; the exact solver's warm start).
         max_iterations: PyVRP iteration limit (ignored by the exact solver).
@@ -105,17 +105,17 @@ def solve(
             (e.g. ``threads``, ``strategy``, ``depot_search``).
 
     Raises:
-        ValueError: unknown solver, ``max_runtime=None`` for the exact solver, or an obviously
+        ValueError: unknown solver, ``seconds=None`` for the exact solver, or an obviously
             infeasible instance (before any solving).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-    if solver == "exact" and max_runtime is None:
-        raise ValueError("the exact solver needs a time limit: pass max_runtime in seconds")
+    if solver == "exact" and seconds is None:
+        raise ValueError("the exact solver needs a time limit: pass seconds")
     instances = list(instances)
     for inst in instances:
         check_instance(inst)
-    jobs = [(inst, solver, max_runtime, seed, max_iterations, kw) for inst in instances]
+    jobs = [(inst, solver, seconds, seed, max_iterations, kw) for inst in instances]
     return _map(_solve_one, jobs, num_procs, progress, f"{solver}", executor)
 
 
@@ -130,7 +130,7 @@ def _pad(sequences: list[list[int]]):
     return out
 
 
-def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", **kw):
+def solve_td(td, seconds: float, num_procs: int = 1, solver: str = "pyvrp", **kw):
     """Reference solutions of an env batch as env actions, with their costs.
 
     Unlike RL4CO's MTVRP ``solve``, the costs are positive (the env's reward is ``-cost``).
@@ -140,7 +140,7 @@ def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", 
             TensorDict with ``cost_locs`` [B, D+N, 2], ``depot_capacity`` [B, D],
             ``opening_cost`` [B, D], ``demand`` [B, N], ``vehicle_capacity`` [B, 1],
             ``vehicle_fixed_cost`` [B, 1], ``rounded_costs`` [B].
-        max_runtime: seconds per instance.
+        seconds: wall-clock budget per instance.
         num_procs: worker processes.
         solver: ``"pyvrp"`` (heuristic) or ``"exact"`` (HiGHS MIP).
         **kw: passed to :func:`solve` (``seed``, ``max_iterations``, ``threads``, ...).
@@ -156,10 +156,10 @@ def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", 
     import torch
 
     instances = tensordict_to_instances(td)
-    results = solve(instances, solver=solver, max_runtime=max_runtime, num_procs=num_procs, **kw)
+    results = solve(instances, solver=solver, seconds=seconds, num_procs=num_procs, **kw)
     missing = [k for k, r in enumerate(results) if r.solution is None]
     if missing:
-        raise RuntimeError(f"no solution found for batch rows {missing} in {max_runtime} s")
+        raise RuntimeError(f"no solution found for batch rows {missing} in {seconds} s")
     num_depots = instances[0].num_depots
     actions = _pad([r.solution.to_actions(num_depots) for r in results])
     costs = torch.tensor([r.objective for r in results], dtype=torch.float64)
@@ -169,7 +169,7 @@ def solve_td(td, max_runtime: float, num_procs: int = 1, solver: str = "pyvrp", 
 def local_search_td(
     td,
     actions,
-    max_runtime: float = 1.0,
+    seconds: float = 1.0,
     mode: str = "full",
     num_procs: int = 1,
     seed: int = 0,
@@ -182,7 +182,7 @@ def local_search_td(
     Args:
         td: the instance batch the actions solve (see :func:`solve_td`).
         actions: [B, T] node-index actions (trailing padding allowed).
-        max_runtime: PyVRP seconds per instance (None: ``max_iterations`` only).
+        seconds: PyVRP seconds per instance (None: ``max_iterations`` only).
         mode: ``"full"`` (depots and routes may change) or ``"routes"`` (the open depots stay).
         num_procs: worker processes.
         seed: PyVRP seed.
@@ -196,8 +196,6 @@ def local_search_td(
     acts = np.asarray(actions.detach().cpu() if hasattr(actions, "detach") else actions)
     num_depots = instances[0].num_depots
     sols = [CLRPSolution.from_actions(row, num_depots) for row in acts]
-    jobs = [
-        (inst, sol, max_runtime, mode, seed, max_iterations) for inst, sol in zip(instances, sols)
-    ]
+    jobs = [(inst, sol, seconds, mode, seed, max_iterations) for inst, sol in zip(instances, sols)]
     refined = _map(_refine_one, jobs, num_procs, progress, "refine")
     return _pad([s.to_actions(num_depots) or list(r[:1]) for s, r in zip(refined, acts)])

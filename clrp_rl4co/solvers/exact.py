@@ -203,18 +203,18 @@ def _extract(model: _Model, col: np.ndarray) -> CLRPSolution:
     return CLRPSolution(routes)
 
 
-def _run(h: highspy.Highs, time_limit: float) -> tuple[str, float, float, np.ndarray | None]:
+def _run(h: highspy.Highs, seconds: float) -> tuple[str, float, float, np.ndarray | None]:
     """Run HiGHS; returns (model status string, objective, bound, column values or None)."""
-    return run_highs(h, time_limit)
+    return run_highs(h, seconds)
 
 
 def solve_exact(
     instance: CLRPInstance,
-    max_runtime: float = 60.0,
+    seconds: float = 60.0,
     threads: int = 1,
     strategy: str = "auto",
     warm_start: bool | CLRPSolution = True,
-    warm_start_runtime: float | None = None,
+    warm_start_seconds: float | None = None,
     seed: int = 0,
     verbose: bool = False,
 ) -> SolverResult:
@@ -222,12 +222,12 @@ def solve_exact(
 
     Args:
         instance: the CLRP instance.
-        max_runtime: wall-clock limit in seconds (warm start included).
+        seconds: wall-clock budget (warm start included).
         threads: HiGHS threads.
         strategy: ``"monolithic"``, ``"subsets"`` or ``"auto"``.
         warm_start: True runs PyVRP briefly for an incumbent, a CLRPSolution is used as is,
             False starts without one.
-        warm_start_runtime: PyVRP seconds (default ``min(0.05 * max_runtime, 0.1 + 0.05 N)``).
+        warm_start_seconds: PyVRP's budget (default ``min(0.05 * seconds, 0.1 + 0.05 N)``).
         seed: PyVRP seed of the warm start (HiGHS runs are deterministic for fixed threads).
         verbose: print the HiGHS log.
 
@@ -251,10 +251,10 @@ def solve_exact(
     elif warm_start:
         from .pyvrp_solver import solve_pyvrp
 
-        ws = warm_start_runtime
+        ws = warm_start_seconds
         if ws is None:
-            ws = min(0.05 * max_runtime, 0.1 + 0.05 * instance.num_customers)
-        incumbent = solve_pyvrp(instance, max_runtime=ws, seed=seed).solution
+            ws = min(0.05 * seconds, 0.1 + 0.05 * instance.num_customers)
+        incumbent = solve_pyvrp(instance, seconds=ws, seed=seed).solution
     if incumbent is not None:
         check_solution(instance, incumbent, "the warm-start solution is invalid")
     if strategy == "auto":
@@ -267,7 +267,7 @@ def solve_exact(
             warm = _values(model, instance, incumbent)
         except KeyError as exc:  # an arc the model prunes
             _warn_pruned_warm_start(instance, exc.args[0])
-    remaining = lambda: max_runtime - (time.perf_counter() - start)
+    remaining = lambda: seconds - (time.perf_counter() - start)
     if strategy == "monolithic":
         sol, bound, proven = _monolithic(h, model, incumbent, warm, remaining)
     elif strategy == "subsets":

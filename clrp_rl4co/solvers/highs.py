@@ -95,14 +95,14 @@ def start_from(h: highspy.Highs, values: np.ndarray) -> None:
     h.setSolution(solution)
 
 
-def run_highs(h: highspy.Highs, time_limit: float) -> tuple[str, float, float, np.ndarray | None]:
-    """Run ``h`` for at most ``time_limit`` seconds (at least 0.01).
+def run_highs(h: highspy.Highs, seconds: float) -> tuple[str, float, float, np.ndarray | None]:
+    """Run ``h`` for at most ``seconds`` (at least 0.01; HiGHS's ``time_limit``).
 
     Returns:
         ``(model status, objective, dual bound, column values)``; objective ``inf`` and values
         None when HiGHS has no feasible solution.
     """
-    h.setOptionValue("time_limit", max(float(time_limit), 0.01))
+    h.setOptionValue("time_limit", max(float(seconds), 0.01))
     if h.run() == highspy.HighsStatus.kError:
         raise RuntimeError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
     status = h.modelStatusToString(h.getModelStatus())

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,9 +119,10 @@ class HybridResult(SolverResult):
 class _Bar:
     """A tqdm bar over the seconds of one instance (a no-op unless asked for)."""
 
-    def __init__(self, enabled: bool, seconds: float, name: str):
+    def __init__(self, enabled: bool, seconds: float, name: str, clock: Callable[[], float]):
         self.bar = None
-        self.start = time.perf_counter()
+        self.clock = clock
+        self.start = clock()
         if enabled:
             from tqdm.auto import tqdm
 
@@ -128,7 +130,7 @@ class _Bar:
 
     def update(self, phase: str) -> None:
         if self.bar is not None:
-            elapsed = min(time.perf_counter() - self.start, self.bar.total)
+            elapsed = min(self.clock() - self.start, self.bar.total)
             self.bar.set_postfix_str(phase)
             self.bar.update(round(elapsed, 1) - self.bar.n)
 
@@ -182,8 +184,9 @@ class _Pool:
         best = np.argsort(costs, kind="stable")[: self.keep]
         for r in best:
             row = actions[r].astype(np.int64)
-            if order is not None:
-                row = np.where(row >= num_depots, num_depots + order[row - num_depots], row)
+            if order is not None:  # customers only (depot indices may exceed the customers')
+                customers = row >= num_depots
+                row[customers] = num_depots + order[row[customers] - num_depots]
             self.items.append((float(costs[r]), tuple(int(a) for a in row)))
         self.items.sort(key=lambda item: item[0])
         seen, kept = set(), []
@@ -267,6 +270,7 @@ def learned_starts(
     env=None,
     on_unit=None,
     first_seconds: float | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> LearnedStarts:
     """Decode ``policy`` on ``instance`` within ``seconds`` and keep ``count`` diverse starts.
 
@@ -282,6 +286,7 @@ def learned_starts(
         on_unit: called with the decode label after each unit (progress).
         first_seconds: a larger budget for the first unit alone (on large instances one
             greedy rollout is worth more than the refinement time it takes).
+        clock: the wall clock (seconds) the budget is measured on.
 
     Returns:
         The kept starts; none when not even one greedy rollout fits in ``seconds``.
@@ -289,7 +294,7 @@ def learned_starts(
     from ..envs import CLRPEnv
 
     env = env if env is not None else CLRPEnv(check_actions=False)
-    start = time.perf_counter()
+    start = clock()
     num_customers, num_depots = instance.num_customers, instance.num_depots
     pool = _Pool(num_depots)
     ratio = 1.0  # safety x measured / predicted time of the last unit
@@ -298,19 +303,18 @@ def learned_starts(
     for transforms, starts, order in _units(instance, seed, seconds):
         rows = max(1, starts) * (len(transforms) if transforms else 1)
         predicted = ratio * predict_decode_seconds(num_customers, num_depots, rows)
-        left = (seconds if trajectories else max(seconds, first_seconds or 0.0)) - (
-            time.perf_counter() - start
-        )
-        if predicted > left:
+        unit_seconds = seconds if trajectories else max(seconds, first_seconds or 0.0)
+        seconds_left = unit_seconds - (clock() - start)
+        if predicted > seconds_left:
             logger.debug("%s: decode unit of %d rollouts (%.2f s predicted) does not fit "
-                         "(%.2f s left)", instance.name, rows, predicted, left)  # fmt: skip
+                         "(%.2f s left)", instance.name, rows, predicted, seconds_left)  # fmt: skip
             break
-        unit_start = time.perf_counter()
+        unit_start = clock()
         permuted = instance if order is None or starts == num_customers else None
         target = permuted if permuted is not None else _permuted(instance, order)
         actions, costs = _rollouts(policy, env, target, transforms, starts)
         pool.add(actions, costs, None if permuted is not None else order)
-        elapsed = time.perf_counter() - unit_start
+        elapsed = clock() - unit_start
         unit_prior = predict_decode_seconds(num_customers, num_depots, rows)
         ratio = PREDICTION_SAFETY * elapsed / unit_prior
         trajectories += rows
@@ -322,10 +326,9 @@ def learned_starts(
             on_unit("decode")
     if trajectories and trajectories not in (1, 8 * num_customers):
         labels.append(f"ms{trajectories - 1}")
-    x8_seconds = time.perf_counter() - start
+    x8_seconds = clock() - start
     if sgbs is not False and labels[:1] == ["x8"]:
-        left = seconds - (time.perf_counter() - start)
-        if SGBS_FACTOR * x8_seconds <= left:
+        if SGBS_FACTOR * x8_seconds <= seconds - (clock() - start):
             from ..models import decode_batch
 
             td = instances_to_tensordict([instance])
@@ -340,7 +343,7 @@ def learned_starts(
         objectives=[s.cost(instance).total for s in solutions],
         decode="+".join(labels) if labels else "none",
         trajectories=trajectories,
-        seconds=time.perf_counter() - start,
+        seconds=clock() - start,
         rollouts=rollouts,
     )
 
@@ -350,7 +353,7 @@ def _recombine_starts(instance: CLRPInstance, found: LearnedStarts, seconds: flo
     most ``seconds``); a better solution becomes the first start of ``found`` (in place): it
     replaces the start with its open-depot set, else the last one, and ``+recombined`` is
     added to ``found.decode``."""
-    combined = recombine(instance, found.rollouts, max_runtime=seconds)
+    combined = recombine(instance, found.rollouts, seconds=seconds)
     cost = combined.cost(instance).total
     if cost >= found.objectives[0]:
         return
@@ -375,6 +378,7 @@ def solve_hybrid(
     progress: bool = False,
     classical: bool = True,
     recombine_share: float = 0.0,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> HybridResult:
     """Solve one instance: learned starts, then PyVRP refinement, in ``seconds`` of wall time.
 
@@ -410,6 +414,7 @@ def solve_hybrid(
             starts``).
         recombine_share: largest share of the budget spent recombining the rollouts' routes
             (0: none).
+        clock: the wall clock (seconds) the budget is measured on.
 
     Returns:
         A :class:`HybridResult` (solver ``"hybrid"``); its ``objective`` is in the instance's
@@ -429,9 +434,9 @@ def solve_hybrid(
     for name, share in shares:
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"{name}: must be in [0, 1], got {share}")
-    begin = time.perf_counter()
+    begin = clock()
     deadline = begin + seconds - END_MARGIN
-    bar = _Bar(progress, seconds, instance.name)
+    bar = _Bar(progress, seconds, instance.name, clock)
     try:
         found = LearnedStarts()
         if policy is not None and start_share > 0:
@@ -444,32 +449,34 @@ def solve_hybrid(
                 sgbs,
                 on_unit=bar.update,
                 first_seconds=seconds * max(start_share, FIRST_UNIT_SHARE),
+                clock=clock,
             )
         if not found.solutions:
             logger.info("%s: no learned start fits in the budget; PyVRP alone", instance.name)
-            left = solver_budget(deadline + END_MARGIN - time.perf_counter())
-            res = solve_pyvrp(instance, max_runtime=left, seed=seed)
+            res = solve_pyvrp(instance, seconds=solver_budget(deadline + END_MARGIN - clock()),
+                              seed=seed)  # fmt: skip
             bar.update("pyvrp")
-            fields = {**res.__dict__, "solver": "hybrid", "runtime": time.perf_counter() - begin}
+            fields = {**res.__dict__, "solver": "hybrid", "runtime": clock() - begin}
             return HybridResult(**fields)
         if recombine_share > 0 and len(found.rollouts) > 1:
-            budget = min(recombine_share * seconds, deadline - time.perf_counter())
-            if budget > 0:
-                _recombine_starts(instance, found, budget)
+            recombine_seconds = min(recombine_share * seconds, deadline - clock())
+            if recombine_seconds > 0:
+                _recombine_starts(instance, found, recombine_seconds)
                 bar.update("recombine")
         best = found.solutions[0]
         best_cost = found.objectives[0]
         overrun = END_SHARE * seconds  # how far past its budget a refinement may run
 
-        def attempt(run, budget: float) -> None:
-            """``run(seconds)`` within ``budget`` and the deadline; keep its result if better."""
+        def attempt(run, run_seconds: float) -> None:
+            """``run(seconds)`` for at most ``run_seconds`` and within the deadline; keep its
+            result if better."""
             nonlocal best, best_cost, overrun
-            budget = min(budget, deadline - time.perf_counter() - overrun)
-            if budget <= 0:
+            run_seconds = min(run_seconds, deadline - clock() - overrun)
+            if run_seconds <= 0:
                 return
-            began = time.perf_counter()
-            found_now = run(budget)
-            overrun = max(overrun, time.perf_counter() - began - budget)
+            began = clock()
+            found_now = run(run_seconds)
+            overrun = max(overrun, clock() - began - run_seconds)
             if found_now is None:
                 return
             cost = found_now.cost(instance).total
@@ -477,19 +484,19 @@ def solve_hybrid(
                 best, best_cost = found_now, cost
 
         def refine(solution: CLRPSolution, seed_k: int):
-            return lambda budget: refine_solution(
-                instance, solution, max_runtime=budget, seed=seed_k
+            return lambda run_seconds: refine_solution(
+                instance, solution, seconds=run_seconds, seed=seed_k
             )
 
-        def pyvrp_alone(budget: float) -> CLRPSolution | None:
+        def pyvrp_alone(run_seconds: float) -> CLRPSolution | None:
             return solve_pyvrp(
-                instance, max_runtime=budget, seed=seed + len(found.solutions)
+                instance, seconds=run_seconds, seed=seed + len(found.solutions)
             ).solution
 
-        left = deadline - time.perf_counter()
+        seconds_left = deadline - clock()
         candidates = len(found.solutions) + (1 if classical else 0)
-        if candidates > 1 and left > 0:
-            each = left * explore_share / candidates
+        if candidates > 1 and seconds_left > 0:
+            each = seconds_left * explore_share / candidates
             for k, solution in enumerate(found.solutions):
                 attempt(refine(solution, seed + k), each)
                 bar.update(f"refine start {k + 1}")
@@ -498,7 +505,7 @@ def solve_hybrid(
                 bar.update("pyvrp alone")
         attempt(refine(best, seed + candidates), math.inf)
         bar.update("done")
-        res = make_result(instance, best, solver="hybrid", runtime=time.perf_counter() - begin)
+        res = make_result(instance, best, solver="hybrid", runtime=clock() - begin)
         return HybridResult(
             **res.__dict__,
             start_objective=found.objectives[0],

@@ -20,6 +20,7 @@ import logging
 import math
 import time
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pyvrp
@@ -58,31 +59,33 @@ class _StopRequested:
         return interrupt.requested()
 
 
-def _stop(max_runtime: float | None, max_iterations: int | None) -> StoppingCriterion:
-    crits: list[StoppingCriterion] = [_StopRequested()]
+def _stop(seconds: float | None, max_iterations: int | None) -> StoppingCriterion:
+    """The iteration and / or time budget, and a requested stop (whichever comes first)."""
+    crits: list[StoppingCriterion] = []
     if max_iterations is not None:
         crits.append(MaxIterations(max(int(max_iterations), 0)))
-    if max_runtime is not None:
-        crits.append(MaxRuntime(max(float(max_runtime), 0.0)))
-    if len(crits) == 1:
-        raise ValueError("give max_runtime or max_iterations")
-    return MultipleCriteria(crits)
+    if seconds is not None:  # PyVRP's own name for the time budget
+        crits.append(MaxRuntime(max(float(seconds), 0.0)))
+    if not crits:
+        raise ValueError("give seconds or max_iterations")
+    return MultipleCriteria([*crits, _StopRequested()])
 
 
 def run_pyvrp(
     enc: Encoding,
-    max_runtime: float | None,
+    seconds: float | None,
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
 ) -> CLRPSolution | None:
-    """One PyVRP run on ``enc``; returns the best feasible solution decoded, or None."""
+    """One PyVRP run on ``enc`` for ``seconds`` and / or ``max_iterations``; returns the best
+    feasible solution decoded, or None."""
     init = to_pyvrp(enc, initial) if initial is not None else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PenaltyBoundWarning)
         res = pyvrp.solve(
             enc.data,
-            _stop(max_runtime, max_iterations),
+            _stop(seconds, max_iterations),
             seed=seed,
             collect_stats=False,
             display=False,
@@ -101,47 +104,49 @@ def run_pyvrp(
 
 
 def budget_part(
-    max_runtime: float | None, max_iterations: int | None, share: float
+    seconds: float | None, max_iterations: int | None, share: float
 ) -> tuple[float | None, int | None]:
     """``share`` of a time and / or iteration budget (at least one iteration; None stays None)."""
-    t = None if max_runtime is None else max_runtime * share
-    it = None if max_iterations is None else max(1, int(max_iterations * share))
-    return t, it
+    part_seconds = None if seconds is None else seconds * share
+    iterations = None if max_iterations is None else max(1, int(max_iterations * share))
+    return part_seconds, iterations
 
 
 def route_on_set(
     instance: CLRPInstance,
     depots: list[int] | tuple[int, ...],
-    max_runtime: float | None,
+    seconds: float | None,
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
     polish_share: float = POLISH_SHARE,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> CLRPSolution | None:
     """The best routes PyVRP finds on one depot set, or None if it finds no feasible ones.
 
     PyVRP runs in the fleet encoding for ``1 - polish_share`` of the budget (time and/or
     iterations; in the trips encoding instead if the fleet finds nothing feasible, e.g. a depot
     set too tight for its fleet), then in the exact trips encoding warm-started from that result
-    for the rest. ``initial`` warm-starts the first run; it is not returned by itself.
+    for the rest (the time left on ``clock``). ``initial`` warm-starts the first run; it is not
+    returned by itself.
     """
     depots = sorted(int(d) for d in depots)
 
     def part(share: float) -> tuple[float | None, int | None]:
-        return budget_part(max_runtime, max_iterations, share)
+        return budget_part(seconds, max_iterations, share)
 
-    start = time.perf_counter()
+    start = clock()
     share = 1.0 - polish_share if polish_share > 0 else 1.0
-    t, it = part(share)
-    best = run_pyvrp(encode_fleet(instance, depots), t, it, seed, initial=initial)
+    part_seconds, iterations = part(share)
+    best = run_pyvrp(encode_fleet(instance, depots), part_seconds, iterations, seed, initial)
     if best is None:
-        return run_pyvrp(encode(instance, depots), t, it, seed, initial=initial)
+        return run_pyvrp(encode(instance, depots), part_seconds, iterations, seed, initial)
     if polish_share <= 0:
         return best
-    t, it = part(polish_share)
-    if max_runtime is not None:
-        t = max(0.0, max_runtime - (time.perf_counter() - start))
-    polished = run_pyvrp(encode(instance, depots), t, it, seed + 1, initial=best)
+    part_seconds, iterations = part(polish_share)
+    if seconds is not None:
+        part_seconds = max(0.0, seconds - (clock() - start))
+    polished = run_pyvrp(encode(instance, depots), part_seconds, iterations, seed + 1, best)
     return polished if _cost(instance, polished) < _cost(instance, best) else best
 
 
@@ -163,10 +168,11 @@ class SetEstimate:
     length (a lower bound on it; the travel between customers barely depends on the set).
     Sets without enough total capacity cost ``inf``; a set whose greedy assignment overloads a
     depot is still priced (tight sets are often the best ones and PyVRP can often pack them).
-    Values are cached per set.
+    Values are cached per set. With a deadline (:meth:`stop_at`), estimating a set not yet
+    cached after that time on ``clock`` raises :class:`_OutOfTime`.
     """
 
-    def __init__(self, instance: CLRPInstance):
+    def __init__(self, instance: CLRPInstance, clock: Callable[[], float] = time.perf_counter):
         num_depots = instance.num_depots
         self.dist = instance.cost_matrix()[:num_depots, num_depots:]
         self.demand = np.asarray(instance.demand, np.float64)
@@ -177,13 +183,18 @@ class SetEstimate:
         self.need = float(self.demand.sum())
         self.num_depots = num_depots
         self._cache: dict[tuple[int, ...], float] = {}
+        self._clock = clock
         self._deadline: float | None = None
+
+    def stop_at(self, deadline: float | None) -> None:
+        """Estimate no new set once ``clock()`` passes ``deadline`` (None: no deadline)."""
+        self._deadline = deadline
 
     def __call__(self, depots) -> float:
         key = tuple(sorted(int(d) for d in depots))
         val = self._cache.get(key)
         if val is None:
-            if self._deadline is not None and time.perf_counter() > self._deadline:
+            if self._deadline is not None and self._clock() > self._deadline:
                 raise _OutOfTime
             val = self._cache[key] = self._evaluate(key)
         return val
@@ -247,13 +258,13 @@ class SetEstimate:
         large instances, e.g. 60 depots and 1,000 customers, the full ranking takes tens of
         seconds) and holds the sets estimated so far.
         """
-        self._deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        self.stop_at(None if max_seconds is None else self._clock() + max_seconds)
         try:
             self._rank(max_sets, starts)
         except _OutOfTime:
             logger.debug("depot-set ranking stopped after %s s", max_seconds)
         finally:
-            self._deadline = None
+            self.stop_at(None)
         sets = [s for s in self._cache if math.isfinite(self._cache[s])]
         return sorted(sets, key=lambda s: (self(s), s))
 
@@ -323,50 +334,54 @@ def _neighbour_sets(
 
 def depot_set_search(
     instance: CLRPInstance,
-    max_runtime: float | None,
+    seconds: float | None,
     max_iterations: int | None = None,
     seed: int = 0,
     first_share: float = 0.15,
     eval_share: float = 0.04,
     final_share: float = 0.2,
     initial: CLRPSolution | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> CLRPSolution | None:
     """PyVRP on a well-chosen depot set, then first-improvement drop/swap/add set search.
 
     The first set is the best one by :class:`SetEstimate` (or ``initial``'s open depots, with
     the estimate's best set tried first in the search). Its run gets ``first_share`` of the
     budget (time and/or iterations), each candidate set, in increasing order of estimate and
-    warm-started from the best solution, ``eval_share`` and a last run on the best set the rest
-    (at least ``final_share``). ``initial`` (a valid solution) warm-starts the first run and is
-    kept if nothing beats it.
+    warm-started from the best solution, ``eval_share``. The search stops when no move
+    improves, after ``(1 - first_share - final_share) / eval_share`` candidates, or once
+    ``1 - final_share`` of the time is spent (on ``clock``); a last run on the best set gets the
+    rest: what is left of the time, and of the iterations at least ``final_share`` (the
+    iterations of the candidates not run included). ``initial`` (a valid solution)
+    warm-starts the first run and is kept if nothing beats it.
     """
 
     def part(share: float) -> tuple[float | None, int | None]:
-        return budget_part(max_runtime, max_iterations, share)
+        return budget_part(seconds, max_iterations, share)
 
-    def out_of_time():
-        return max_runtime is not None and time.perf_counter() - start > max_runtime * (
-            1.0 - final_share
-        )
+    def route(depots, part_seconds, iterations, seed_k, warm, polish_share=0.0):
+        return route_on_set(instance, depots, part_seconds, iterations, seed_k, warm,
+                            polish_share, clock=clock)  # fmt: skip
 
-    start = time.perf_counter()
-    est = SetEstimate(instance)
-    ranked = est.best_sets(max_seconds=None if max_runtime is None else RANKING_SHARE * max_runtime)
+    start = clock()
+    search_end = None if seconds is None else start + seconds * (1.0 - final_share)
+    est = SetEstimate(instance, clock=clock)
+    ranked = est.best_sets(max_seconds=None if seconds is None else RANKING_SHARE * seconds)
     queue: list[tuple[int, ...]] = []
     first = ranked[0] if ranked else tuple(range(instance.num_depots))
     if initial is not None and initial.routes:
         queue.append(first)
         first = tuple(initial.open_depots)
-    t, it = part(first_share)
-    best = route_on_set(instance, first, t, it, seed, initial=initial, polish_share=0)
+    part_seconds, iterations = part(first_share)
+    best = route(first, part_seconds, iterations, seed, initial)
     for cand in [s for s in ranked[1:3] if s != first] if best is None else []:
         first = cand  # too tight for PyVRP: try the next sets, then all depots
-        best = route_on_set(instance, first, t, it, seed, initial=initial, polish_share=0)
+        best = route(first, part_seconds, iterations, seed, initial)
         if best is not None:
             break
     if best is None:
         first = tuple(range(instance.num_depots))
-        best = route_on_set(instance, first, t, it, seed, initial=initial, polish_share=0)
+        best = route(first, part_seconds, iterations, seed, initial)
     if initial is not None and _cost(instance, initial) < _cost(instance, best):
         best = initial
     best_cost = _cost(instance, best)
@@ -376,8 +391,7 @@ def depot_set_search(
     evals = 0
     tried: set[tuple[int, ...]] = {first, tuple(best.open_depots)}
     improved = True
-    if max_runtime is not None:  # ranking the neighbours stops with the search's time
-        est._deadline = start + max_runtime * (1.0 - final_share)
+    est.stop_at(search_end)  # ranking the neighbours stops with the search's time
     while improved and evals < max_evals:
         improved = False
         try:
@@ -388,13 +402,13 @@ def depot_set_search(
         for cand in cands:
             if cand in tried:
                 continue
-            if out_of_time():
+            if search_end is not None and clock() > search_end:
                 evals = max_evals
                 break
             tried.add(cand)
             evals += 1
-            t, it = part(eval_share)
-            sol = route_on_set(instance, cand, t, it, seed + evals, initial=best, polish_share=0)
+            part_seconds, iterations = part(eval_share)
+            sol = route(cand, part_seconds, iterations, seed + evals, best)
             c = _cost(instance, sol)
             if c < best_cost - 1e-9:
                 best, best_cost, improved = sol, c, True
@@ -402,14 +416,14 @@ def depot_set_search(
                 break
             if evals >= max_evals:
                 break
-    est._deadline = None
-    t, it = part(final_share)
-    if max_runtime is not None:
-        t = max(0.0, max_runtime - (time.perf_counter() - start))
-    if it is not None:  # the iterations the search left unused go to the last run too
+    est.stop_at(None)
+    part_seconds, iterations = part(final_share)
+    if seconds is not None:
+        part_seconds = max(0.0, seconds - (clock() - start))
+    if iterations is not None:  # the iterations the search left unused go to the last run too
         used = part(first_share)[1] + evals * part(eval_share)[1]
-        it = max(it, max_iterations - used)
-    sol = route_on_set(instance, best.open_depots, t, it, seed + 10_007, initial=best)
+        iterations = max(iterations, max_iterations - used)
+    sol = route(best.open_depots, part_seconds, iterations, seed + 10_007, best, POLISH_SHARE)
     if _cost(instance, sol) < best_cost:
         best = sol
     return best
@@ -417,7 +431,7 @@ def depot_set_search(
 
 def solve_pyvrp(
     instance: CLRPInstance,
-    max_runtime: float | None = 1.0,
+    seconds: float | None = 1.0,
     max_iterations: int | None = None,
     seed: int = 0,
     depot_search: bool | None = None,
@@ -427,7 +441,7 @@ def solve_pyvrp(
 
     Args:
         instance: the CLRP instance.
-        max_runtime: wall-clock budget in seconds (None: iterations only).
+        seconds: wall-clock budget (None: iterations only).
         max_iterations: PyVRP iteration budget (None: time only). With a seed and no time
             limit the run is deterministic.
         seed: PyVRP's random seed.
@@ -453,9 +467,9 @@ def solve_pyvrp(
     if depot_search is None:
         depot_search = instance.num_depots > 1
     if depot_search:
-        sol = depot_set_search(instance, max_runtime, max_iterations, seed, initial=initial)
+        sol = depot_set_search(instance, seconds, max_iterations, seed, initial=initial)
     else:
-        sol = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, initial)
+        sol = run_pyvrp(encode(instance), seconds, max_iterations, seed, initial)
     if initial is not None and _cost(instance, initial) < _cost(instance, sol):
         sol = initial
     return make_result(instance, sol, solver="pyvrp", runtime=time.perf_counter() - start)

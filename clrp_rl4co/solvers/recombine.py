@@ -66,16 +66,16 @@ def route_pool(instance: CLRPInstance, solutions: Iterable[CLRPSolution]) -> lis
 def recombine(
     instance: CLRPInstance,
     solutions: Iterable[CLRPSolution],
-    max_runtime: float,
+    seconds: float,
     threads: int = 1,
 ) -> CLRPSolution:
     """The best solution made of the routes of ``solutions`` that HiGHS finds in
-    ``max_runtime`` seconds (set partitioning over their route pool; see the module).
+    ``seconds`` (set partitioning over their route pool; see the module).
 
     Args:
         instance: the CLRP instance.
         solutions: valid solutions of ``instance`` (at least one).
-        max_runtime: HiGHS's time limit in seconds (building the model comes on top).
+        seconds: HiGHS's time limit (building the model comes on top).
         threads: HiGHS threads.
 
     Returns:
@@ -118,7 +118,7 @@ def recombine(
         start[index[(route.depot, frozenset(route.customers))]] = 1.0
     start[[num_routes + d for d in best.open_depots]] = 1.0
     start_from(h, start)
-    status, objective, bound, values = run_highs(h, max_runtime)
+    status, objective, bound, values = run_highs(h, seconds)
     logger.debug("%s: recombination of %d routes: %s, %.6g (bound %.6g, start %.6g)",
                  instance.name, num_routes, status, objective, bound,
                  best.cost(instance).total)  # fmt: skip

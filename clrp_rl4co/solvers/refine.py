@@ -25,7 +25,7 @@ MODES = ("full", "routes")
 def refine_solution(
     instance: CLRPInstance,
     solution: CLRPSolution,
-    max_runtime: float | None = 1.0,
+    seconds: float | None = 1.0,
     mode: str = "full",
     seed: int = 0,
     max_iterations: int | None = None,
@@ -38,9 +38,9 @@ def refine_solution(
     Args:
         instance: the CLRP instance.
         solution: the starting solution (routes may be in any order).
-        max_runtime: PyVRP seconds (None: iterations only).
+        seconds: PyVRP's wall-clock budget (None: iterations only).
         mode: ``"full"`` or ``"routes"``.
-        seed: PyVRP seed; with ``max_runtime=None`` and ``max_iterations`` set the result is
+        seed: PyVRP seed; with ``seconds=None`` and ``max_iterations`` set the result is
             deterministic.
         max_iterations: PyVRP iterations; 0 returns ``solution`` unchanged.
 
@@ -55,7 +55,7 @@ def refine_solution(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if max_iterations is not None and max_iterations <= 0:
         return solution
-    if max_runtime is not None and max_runtime <= 0 and max_iterations is None:
+    if seconds is not None and seconds <= 0 and max_iterations is None:
         return solution
     try:  # PyVRP takes any start it can encode; capacities and unserved customers it repairs
         solution.check_structure(instance)
@@ -71,11 +71,11 @@ def refine_solution(
         valid_start = solution
     if mode == "routes":
         enc = encode(instance, list(solution.open_depots))
-        found = run_pyvrp(enc, max_runtime, max_iterations, seed, initial=solution)
+        found = run_pyvrp(enc, seconds, max_iterations, seed, initial=solution)
     elif instance.num_depots > 1:
-        found = depot_set_search(instance, max_runtime, max_iterations, seed, initial=valid_start)
+        found = depot_set_search(instance, seconds, max_iterations, seed, initial=valid_start)
     else:
-        found = run_pyvrp(encode(instance), max_runtime, max_iterations, seed, solution)
+        found = run_pyvrp(encode(instance), seconds, max_iterations, seed, solution)
     if found is None:  # PyVRP found no feasible solution within the budget
         return solution
     check_solution(instance, found, "PyVRP's refinement returned an invalid solution")

@@ -152,10 +152,7 @@ def make_labels(options: MakeOptions) -> int:
                 k = shard.count
                 wall0, cpu0 = time.perf_counter(), time.process_time()
                 result = solve_pyvrp(
-                    instances[k],
-                    max_runtime=options.seconds,
-                    max_iterations=options.iterations,
-                    seed=k,
+                    instances[k], seconds=options.seconds, max_iterations=options.iterations, seed=k
                 )
                 wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
                 if result.solution is None:

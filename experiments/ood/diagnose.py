@@ -104,7 +104,7 @@ def run_pyvrp(family: str, seconds: float, cache: Path) -> list[dict]:
     done = _cached(cache)
     with cache.open("a") as out:
         for inst in instances[len(done) :]:
-            (result,) = solve([inst], solver="pyvrp", max_runtime=seconds, num_procs=1)
+            (result,) = solve([inst], solver="pyvrp", seconds=seconds, num_procs=1)
             if result.solution is None:
                 raise RuntimeError(f"{inst.name}: PyVRP found no solution in {seconds} s")
             rec = _record(inst, result.solution, result.runtime)

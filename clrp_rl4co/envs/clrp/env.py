@@ -446,11 +446,11 @@ class CLRPEnv(RL4COEnvBase):
     NO_SOLVER = (
         "CLRPEnv.{name}: the CLRP env has no built-in classical solver; the reference solvers "
         "(PyVRP, HiGHS MIP) and PyVRP refinement of policy solutions are solve_td(td, "
-        "max_runtime) and local_search_td(td, actions) in clrp_rl4co.solvers (package "
+        "seconds) and local_search_td(td, actions) in clrp_rl4co.solvers (package "
         "clrp-rl4co)"
     )
 
-    @staticmethod
+    @staticmethod  # RL4CO's signature (its name for the time budget)
     def solve(instances: TensorDict, max_runtime: float, num_procs: int = 1, **kwargs):
         """Not provided by the env: raises ``NotImplementedError`` naming the solver functions
         to use instead (:data:`NO_SOLVER`)."""

@@ -1,0 +1,583 @@
+"""How the PyVRP solver shares its budget: the fleet / trips split of one depot set, when the
+depot-set search stops, which moves it searches and what the last run gets. PyVRP itself is
+replaced by fakes that record the budgets they are given and spend them on a fake clock, so
+every expected value below is exact (computed by hand from the documented shares)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
+from clrp_rl4co.solvers import pyvrp_solver
+from clrp_rl4co.solvers.pyvrp_solver import (
+    POLISH_SHARE,
+    SetEstimate,
+    _OutOfTime,
+    depot_set_search,
+    route_on_set,
+)
+
+
+class FakeClock:
+    """A wall clock that moves only when told to."""
+
+    def __init__(self, start: float = 1024.0) -> None:
+        self.now = start  # away from 0: an elapsed time read as clock() + start shows
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def spread(depots, num_customers: int) -> CLRPSolution:
+    """One route per customer, dealt round-robin over ``depots`` (all of them open)."""
+    depots = sorted(depots)
+    return CLRPSolution([Route(depots[j % len(depots)], (j,)) for j in range(num_customers)])
+
+
+def two_clusters() -> CLRPInstance:
+    """Depots 0 and 1 each beside a cluster of three customers, depots 2 and 3 far away; every
+    depot holds all the demand and opens for 1: by the estimate, {0, 1} is the best set."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [100.0, 0.0], [50.0, 400.0], [-400.0, 50.0]]),
+        customer_locs=np.array(
+            [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [100.0, 1.0], [101.0, 0.0], [99.0, 1.0]]
+        ),
+        depot_capacity=np.full(4, 100.0),
+        opening_cost=np.ones(4),
+        demand=np.ones(6),
+        vehicle_capacity=3.0,
+        vehicle_fixed_cost=1.0,
+        name="two-clusters",
+    )
+
+
+# ----------------------------------------------------------------------------- route_on_set
+@pytest.fixture
+def fake_runs(monkeypatch):
+    """``run_pyvrp`` replaced: records ``(encoding kind, seconds, iterations, seed)``, spends
+    the seconds on the clock, returns a valid solution on the encoding's depots."""
+    clock, calls = FakeClock(), []
+
+    def run(enc, seconds, max_iterations=None, seed=0, initial=None):
+        calls.append((enc.kind, seconds, max_iterations, seed))
+        RUNS.append((enc.kind, enc.depots, initial))
+        clock.now += seconds or 0.0
+        return RESULTS.pop(0) if RESULTS else spread(enc.depots, 6)
+
+    monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
+    RUNS.clear()
+    RESULTS.clear()
+    return clock, calls
+
+
+RUNS: list = []  # (encoding kind, its depots, warm start) of each fake PyVRP run
+RESULTS: list = []  # what the next fake PyVRP runs return (then a spread solution)
+
+
+def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fake_runs):
+    clock, calls = fake_runs
+    route_on_set(two_clusters(), [1, 0], seconds=10.0, seed=4, clock=clock)
+    assert POLISH_SHARE == 0.1
+    assert calls == [("fleet", pytest.approx(9.0), None, 4), ("trips", pytest.approx(1.0), None, 5)]
+
+
+def test_route_on_set_the_trips_get_what_the_fleet_left_of_the_time(fake_runs):
+    """A fleet run that overruns its 9 s by 0.5 s leaves the trips 0.5 s, not 1 s."""
+    clock, calls = fake_runs
+    real = pyvrp_solver.run_pyvrp
+
+    def slow_fleet(enc, seconds, *args):
+        found = real(enc, seconds, *args)
+        clock.now += 0.5 if enc.kind == "fleet" else 0.0
+        return found
+
+    pyvrp_solver.run_pyvrp = slow_fleet
+    route_on_set(two_clusters(), [0, 1], seconds=10.0, clock=clock)
+    assert [c[:2] for c in calls] == [("fleet", pytest.approx(9.0)), ("trips", pytest.approx(0.5))]
+
+
+def test_route_on_set_splits_an_iteration_budget_the_same_way(fake_runs):
+    _, calls = fake_runs
+    route_on_set(two_clusters(), [0, 1], seconds=None, max_iterations=1000)
+    assert calls == [("fleet", None, 900, 0), ("trips", None, 100, 1)]
+
+
+def test_route_on_set_without_polish_is_one_fleet_run_on_the_whole_budget(fake_runs):
+    _, calls = fake_runs
+    route_on_set(two_clusters(), [0, 1], seconds=10.0, max_iterations=50, polish_share=0)
+    assert calls == [("fleet", pytest.approx(10.0), 50, 0)]
+
+
+# ------------------------------------------------------------------------ depot_set_search
+@pytest.fixture
+def fake_sets(monkeypatch):
+    """``route_on_set`` replaced: records ``(depots, seconds, iterations, polish_share)``,
+    spends three times its seconds on the clock (a slow machine); the first run finds a
+    solution on its set, every later one nothing (no move improves)."""
+    fake_clock, calls = FakeClock(), []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        assert clock is fake_clock
+        calls.append((tuple(sorted(depots)), seconds, max_iterations, polish_share))
+        fake_clock.now += 3 * (seconds or 0.0)
+        return spread(depots, instance.num_customers) if len(calls) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    return fake_clock, calls
+
+
+def moves(current: tuple[int, ...], num_depots: int) -> set[tuple[int, ...]]:
+    """Drop, swap and add moves of ``current`` (every depot here holds all the demand)."""
+    closed = [d for d in range(num_depots) if d not in current]
+    drops = {tuple(x for x in current if x != d) for d in current}
+    swaps = {tuple(sorted([x for x in current if x != d] + [c])) for d in current for c in closed}
+    adds = {tuple(sorted([*current, c])) for c in closed}
+    return drops | swaps | adds
+
+
+def test_the_search_tries_every_drop_swap_and_add_and_the_last_run_gets_the_iterations_left(
+    fake_sets,
+):
+    """Iterations: first set 15%, each candidate 4%; when no move improves, the last run gets
+    every iteration not spent (here 1000 - 150 - 8 x 40 = 530, more than its 20%)."""
+    clock, calls = fake_sets
+    found = depot_set_search(two_clusters(), seconds=None, max_iterations=1000, clock=clock)
+    first, *candidates, last = calls
+    assert first == ((0, 1), None, 150, 0)
+    expected = moves((0, 1), 4)
+    assert expected == {(0,), (1,), (1, 2), (1, 3), (0, 2), (0, 3), (0, 1, 2), (0, 1, 3)}
+    assert sorted(c[0] for c in candidates) == sorted(expected)
+    assert {c[1:] for c in candidates} == {(None, 40, 0)}
+    assert last == ((0, 1), None, 1000 - 150 - 8 * 40, POLISH_SHARE)
+    assert found.open_depots == (0, 1)
+
+
+def test_the_search_stops_when_its_share_of_the_time_is_spent(fake_sets):
+    """100 s, the last run's share 20%: candidates start only while at most 80 s are spent.
+    The first run (15 s) takes 45 s on this clock and each candidate (4 s) 12 s: candidates
+    start at 45, 57 and 69 s; at 81 s the search stops and the last run gets the 19 s left."""
+    clock, calls = fake_sets
+    depot_set_search(two_clusters(), seconds=100.0, clock=clock)
+    first, *candidates, last = calls
+    assert first == ((0, 1), pytest.approx(15.0), None, 0)
+    assert [c[1:] for c in candidates] == [(pytest.approx(4.0), None, 0)] * 3
+    assert last == ((0, 1), pytest.approx(19.0), None, POLISH_SHARE)
+
+
+def test_set_estimate_stops_at_a_deadline_set_through_its_method():
+    clock = FakeClock(0.0)
+    est = SetEstimate(two_clusters(), clock=clock)
+    est.stop_at(5.0)
+    assert np.isfinite(est((0, 1)))
+    clock.now = 5.5
+    assert est((0, 1)) == est((1, 0))  # cached sets are still answered
+    with pytest.raises(_OutOfTime):
+        est((2, 3))
+    est.stop_at(None)
+    assert np.isfinite(est((2, 3)))
+
+
+def test_the_ranking_stops_after_its_time_on_the_clock():
+    """``best_sets(max_seconds=...)`` measures on the estimate's clock."""
+
+    class Ticking(FakeClock):
+        def __call__(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    # the deadline is read at 1 s: 4.5 s; new sets are estimated at 2, 3 and 4 s, not at 5 s
+    ranked = SetEstimate(two_clusters(), clock=Ticking()).best_sets(max_seconds=3.5)
+    assert sorted(ranked) == [(0,), (0, 1), (1,)]
+    assert len(SetEstimate(two_clusters()).best_sets()) == 15
+
+
+def test_the_stopping_criterion_holds_the_seconds_and_the_iterations():
+    from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
+
+    from clrp_rl4co import interrupt
+    from clrp_rl4co.solvers.pyvrp_solver import _stop, _StopRequested
+
+    seconds = _stop(2.5, None)  # each budget comes with the stop-request criterion (Ctrl-C)
+    assert [type(c) for c in seconds.criteria] == [MaxRuntime, _StopRequested]
+    assert seconds.criteria[0]._max_runtime == 2.5
+    iterations = _stop(None, 40.7)
+    assert [type(c) for c in iterations.criteria] == [MaxIterations, _StopRequested]
+    assert iterations.criteria[0]._max_iters == 40
+    both = _stop(-1.0, -3)  # negative budgets stop at once
+    assert isinstance(both, MultipleCriteria)
+    assert [type(c) for c in both.criteria] == [MaxIterations, MaxRuntime, _StopRequested]
+    assert (both.criteria[0]._max_iters, both.criteria[1]._max_runtime) == (0, 0.0)
+    assert not both.criteria[2](1.0)
+    interrupt.request()
+    try:
+        assert both.criteria[2](1.0)
+    finally:
+        interrupt.clear()
+    with pytest.raises(ValueError, match="give seconds or max_iterations"):
+        _stop(None, None)
+
+
+@pytest.mark.parametrize(
+    "seconds, iterations, share, expected",
+    [(10.0, None, 0.25, (2.5, None)), (None, 1000, 0.04, (None, 40)), (2.0, 10, 0.01, (0.02, 1))],
+)
+def test_a_budget_part_is_a_share_of_each_budget_and_at_least_one_iteration(
+    seconds, iterations, share, expected
+):
+    assert pyvrp_solver.budget_part(seconds, iterations, share) == pytest.approx(expected)
+
+
+def test_the_set_estimate_by_hand():
+    """Opening costs + F per ``ceil(load / q)`` routes + the radial part ``2 d D / q``."""
+    est = SetEstimate(two_clusters())
+    root2 = math.sqrt(2)
+    near = 1 + 1 + root2  # each depot to its own cluster
+    assert est((1, 0)) == pytest.approx(2 + 2 * 1 + 2 * (2 * near) / 3, rel=1e-12)
+    far = math.hypot(100, 1) + 101 + math.hypot(99, 1)  # depot 0 to the other cluster
+    assert est((0,)) == pytest.approx(1 + 2 * 1 + 2 * (near + far) / 3, rel=1e-12)
+    assert est(()) == math.inf
+
+
+def test_an_overloaded_nearest_depot_gives_way_by_regret():
+    """Depot 0 (capacity 2) is nearest to all three customers; the two that lose most by
+    going to depot 1 (regrets 5 - 1 = 4 and 4 - 2 = 2: customers 0 and 1) stay at depot 0;
+    customer 2 (regret 3.1 - 2.9 = 0.2) moves to depot 1 (capacity 10)."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [6.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0], [2.0, 0.0], [2.9, 0.0]]),
+        depot_capacity=np.array([2.0, 10.0]),
+        opening_cost=np.zeros(2),
+        demand=np.ones(3),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=0.0,
+    )
+    est = SetEstimate(instance)
+    assert est._assign(est.dist, est.capacity).tolist() == [0, 0, 1]
+    # radial: 2 (1 + 2) / 10 at depot 0 and 2 x 3.1 / 10 at depot 1; one route each
+    assert est((0, 1)) == pytest.approx(2 * (1 + 2) / 10 + 2 * 3.1 / 10, rel=1e-12)
+    assert est((0,)) == math.inf  # 2 < 3 units of demand
+
+
+def test_neighbour_sets_in_estimate_order_and_only_those_with_room():
+    instance = two_clusters()
+    est = SetEstimate(instance)
+    ranked = pyvrp_solver._neighbour_sets(instance, (0, 1), est)
+    assert sorted(ranked) == sorted(moves((0, 1), 4))
+    assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
+    small = dataclasses.replace(instance, depot_capacity=np.array([4.0, 4.0, 4.0, 1.0]))
+    # 6 units of demand: no single depot, and {x, 3} only with 4 + 1 < 6: none of those
+    assert sorted(pyvrp_solver._neighbour_sets(small, (0, 1))) == [(0, 1, 2), (0, 1, 3), (0, 2),
+                                                                    (1, 2)]  # fmt: skip
+
+
+def test_a_first_set_without_a_solution_falls_back_to_the_next_ranked_then_all_depots(
+    monkeypatch,
+):
+    instance = two_clusters()
+    ranked = SetEstimate(instance).best_sets()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), max_iterations, seed, polish_share))
+        return spread(depots, 6) if len(depots) == 4 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, seconds=None, max_iterations=100, seed=3)
+    first_runs = [(s, 15, 3, 0.0) for s in ranked[:3]] + [((0, 1, 2, 3), 15, 3, 0.0)]
+    assert calls[:4] == first_runs and found.open_depots == (0, 1, 2, 3)
+    calls.clear()
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", lambda *a, **k: calls.append(a) or None)
+    assert depot_set_search(instance, seconds=None, max_iterations=100) is None
+    assert len(calls) == 4  # nothing anywhere: no search
+
+
+def test_a_warm_start_is_searched_from_its_own_set_and_kept_when_nothing_beats_it(monkeypatch):
+    instance = two_clusters()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), initial))
+        far = CLRPSolution([Route(2, (j,)) for j in range(6)])  # costlier than the start
+        return far if len(calls) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    start = spread((0, 2), 6)
+    found = depot_set_search(instance, seconds=None, max_iterations=1000, initial=start)
+    assert found is start
+    assert calls[0] == ((0, 2), start)  # the first run: the warm start's set, from it
+    assert calls[1][0] == (0, 1)  # then the estimate's best set comes first in the search
+    assert calls[-1] == ((0, 2), start)  # the last run on the best set
+
+
+def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
+    calls = []
+
+    def search(instance, seconds, max_iterations, seed, initial=None):
+        calls.append(("search", seconds, max_iterations, seed, initial))
+        return spread((0, 1), 6)
+
+    def run(enc, seconds, max_iterations, seed, initial):
+        calls.append(("run", enc.depots, seconds, max_iterations, seed, initial))
+        return spread((0,), 6)
+
+    monkeypatch.setattr(pyvrp_solver, "depot_set_search", search)
+    monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
+    instance = two_clusters()
+    result = pyvrp_solver.solve_pyvrp(instance, seconds=2.0, max_iterations=9, seed=4)
+    assert calls == [("search", 2.0, 9, 4, None)] and result.solver == "pyvrp"
+    assert result.solution.open_depots == (0, 1) and result.name == "two-clusters"
+    calls.clear()
+    alone = pyvrp_solver.solve_pyvrp(instance, seconds=None, max_iterations=9, depot_search=False)
+    assert calls == [("run", [0, 1, 2, 3], None, 9, 0, None)]
+    assert alone.solution.open_depots == (0,)
+    one = dataclasses.replace(instance, depot_locs=instance.depot_locs[:1],
+                              depot_capacity=instance.depot_capacity[:1],
+                              opening_cost=instance.opening_cost[:1])  # fmt: skip
+    calls.clear()
+    pyvrp_solver.solve_pyvrp(one)  # one depot: no set to search; 1 s by default
+    assert calls == [("run", [0], 1.0, None, 0, None)]
+    better = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])
+    calls.clear()
+    kept = pyvrp_solver.solve_pyvrp(instance, seconds=1.0, initial=better)
+    assert kept.solution is better and calls[0][-1] is better
+
+
+# ------------------------------------------------------------------ what each run is given
+CHEAP = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])  # on {0, 1}
+DEAR = CLRPSolution([Route(0, (j,)) for j in range(3)] + [Route(1, (j,)) for j in range(3, 6)])
+
+
+def test_route_on_set_runs_on_its_depots_from_the_warm_start_and_keeps_the_cheaper(fake_runs):
+    clock, calls = fake_runs
+    start = spread((0, 1), 6)
+    RESULTS[:] = [DEAR, CHEAP]  # the trips polish improves on the fleet's result
+    found = route_on_set(two_clusters(), (1, 0), 10.0, seed=2, initial=start, clock=clock)
+    assert RUNS == [("fleet", [0, 1], start), ("trips", [0, 1], DEAR)]
+    assert found is CHEAP and [c[3] for c in calls] == [2, 3]
+    RESULTS[:] = [CHEAP, DEAR]  # the polish does worse: the fleet's result stays
+    assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is CHEAP
+    RESULTS[:] = [CHEAP, None]  # the polish finds nothing
+    assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is CHEAP
+
+
+def test_route_on_set_falls_back_to_the_trips_on_the_same_part_when_the_fleet_finds_nothing(
+    fake_runs,
+):
+    clock, calls = fake_runs
+    start = spread((0, 1), 6)
+    RESULTS[:] = [None, CHEAP]
+    found = route_on_set(two_clusters(), (1, 0), 10.0, 100, seed=4, initial=start, clock=clock)
+    assert found is CHEAP
+    assert calls == [("fleet", pytest.approx(9.0), 90, 4), ("trips", pytest.approx(9.0), 90, 4)]
+    assert RUNS == [("fleet", [0, 1], start), ("trips", [0, 1], start)]
+
+
+class Costs:
+    """Stands for ``_cost``: the cost of each fake solution by its identity (``inf`` for
+    None), so that a search can be scripted to improve or not."""
+
+    def __init__(self, instance):
+        self.instance, self.of = instance, {}
+
+    def __call__(self, instance, solution):
+        assert instance is self.instance
+        return math.inf if solution is None else self.of[id(solution)]
+
+    def new(self, depots, cost):
+        solution = spread(depots, 6)
+        self.of[id(solution)] = cost
+        return solution
+
+
+def eight_depots() -> CLRPInstance:
+    """Eight depots on a circle around six customers; it takes three of them to hold the
+    demand, so a set has at least 3 x 5 swaps and 5 adds (no drop)."""
+    angle = np.arange(8) * np.pi / 4
+    return CLRPInstance(
+        depot_locs=np.column_stack([np.cos(angle), np.sin(angle)]) * 50 + 50,
+        customer_locs=np.array([[50.0, 50 + k] for k in range(6)]),
+        depot_capacity=np.full(8, 2.5),
+        opening_cost=np.ones(8),
+        demand=np.ones(6),
+        vehicle_capacity=2.0,
+        vehicle_fixed_cost=1.0,
+        name="eight",
+    )
+
+
+def scripted_search(monkeypatch, instance, improve, **kwargs):
+    """depot_set_search with fake runs: the first costs 100, each candidate ``improve(k)``
+    (k = 1, 2, ...: the cost relative to the best so far, e.g. -1 improves) and the last run
+    the best so far + 1. Returns (result, [(depots, seed, warm start)], costs)."""
+    costs = Costs(instance)
+    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    calls, best = [], [100.0]
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        depots = tuple(sorted(depots))
+        calls.append((depots, seed, initial))
+        if len(calls) == 1:
+            return costs.new(depots, 100.0)
+        if polish_share:  # the last run
+            return costs.new(depots, best[0] + 1)
+        cost = best[0] + improve(len(calls) - 1)
+        best[0] = min(best[0], cost)
+        return costs.new(depots, cost)
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, None, 1000, **kwargs)
+    return found, calls, costs
+
+
+@pytest.mark.parametrize(
+    "shares, evals", [({}, 16), ({"first_share": 0.2, "final_share": 0.2}, 15)]
+)
+def test_the_search_runs_at_most_its_share_of_candidates(monkeypatch, shares, evals):
+    """(1 - 0.15 - 0.2) / 0.04 = 16.25: 16 candidates; (1 - 0.2 - 0.2) / 0.04 = 15 (not 14,
+    as the rounding of 0.6 / 0.04 = 14.999... would give), improving or not."""
+    for improve in (lambda k: +1.0, lambda k: -1.0):
+        found, calls, costs = scripted_search(monkeypatch, eight_depots(), improve, **shares)
+        assert len(calls) == 1 + evals + 1
+
+
+def test_each_improvement_restarts_from_the_new_set_and_no_set_is_run_twice(monkeypatch):
+    """Every other candidate improves (by 0.5: less than 1 counts). Candidate k is seeded
+    ``seed + k`` and warm-started from the best so far; the last run (seed + 10007) too."""
+    instance = eight_depots()
+    found, calls, costs = scripted_search(
+        monkeypatch, instance, lambda k: -0.5 if k % 2 == 0 else 0.0, seed=5
+    )
+    first, *candidates, last = calls
+    assert len(set(c[0] for c in calls[:-1])) == len(calls) - 1  # each set once
+    assert [c[1] for c in candidates] == [5 + k for k in range(1, len(candidates) + 1)]
+    best = first
+    for k, (depots, _, warm) in enumerate(candidates, start=1):
+        assert costs(instance, warm) == 100.0 - 0.5 * ((k - 1) // 2)  # the best so far
+        if k % 2 == 0:  # an improvement: the next candidates are its neighbours
+            best = (depots,)
+        elif k > 1:
+            assert depots in moves(best[0], 8) or k == 1
+    assert last[1] == 5 + 10_007 and last[0] == best[0]
+    assert costs(instance, found) == 100.0 - 0.5 * (len(candidates) // 2)  # last run: worse
+
+
+def test_an_equal_cost_is_no_improvement_and_a_better_last_run_is_kept(monkeypatch):
+    instance = eight_depots()
+    found, calls, costs = scripted_search(monkeypatch, instance, lambda k: 0.0)
+    assert len(calls) == 1 + 16 + 1 and calls[-1][0] == calls[0][0]
+    assert costs(instance, found) == 100.0  # the first run's
+    better = {}
+
+    def last_improves(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+                      polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        solution = costs.new(depots, 99.0 if polish_share else 100.0)
+        better["last"] = solution
+        return solution
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", last_improves)
+    assert depot_set_search(instance, None, 100) is better["last"]
+
+
+def test_the_first_run_is_kept_unless_the_warm_start_is_cheaper(monkeypatch):
+    instance = two_clusters()
+    costs = Costs(instance)
+    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    start = costs.new((0, 2), 50.0)
+    runs = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        runs.append(initial)
+        return costs.new(depots, 40.0) if len(runs) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, None, 100, initial=start)
+    assert costs(instance, found) == 40.0 and runs[0] is start
+    assert all(warm is runs[1] for warm in runs[1:]) and costs(instance, runs[1]) == 40.0
+
+
+def test_a_candidate_exactly_at_the_search_end_still_runs(monkeypatch):
+    """Shares exact in binary: 100 s, the last run 25%: the search ends at 75 s; the first run
+    (25 s) and each candidate (12.5 s) take twice their time: candidates start at 50 and 75 s
+    (not after 75 s) and the third would start at 100 s."""
+    clock = FakeClock()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds, max_iterations))
+        clock.now += 2 * seconds
+        return spread(depots, 6) if len(calls) == 1 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    depot_set_search(two_clusters(), 100.0, 1000, first_share=0.25, eval_share=0.125,
+                     final_share=0.25, clock=clock)  # fmt: skip
+    assert [c[1] for c in calls] == [25.0, 12.5, 12.5, 0.0]  # the last run: nothing left
+    # iterations: the time stop counts as every candidate run: 1000 - 250 - 4 x 125 = 250
+    assert calls[-1][2] == 250
+
+
+def test_ranking_out_of_time_ends_the_search_with_its_best_set(monkeypatch):
+    """A clock that ticks 1 s per read: the ranking (10% of 100 s) estimates ten sets; the
+    first run then takes 85 s, so the search ends (at 80 s) when the neighbours of the first
+    set need new estimates; the last run gets what is left."""
+
+    class Ticking(FakeClock):
+        def __call__(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    clock, calls = Ticking(), []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds))
+        clock.now += 85.0 if len(calls) == 1 else 0.0
+        return spread(depots, 6)
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(two_clusters(), 100.0, clock=clock)
+    assert [c[0] for c in calls] == [(0, 1), (0, 1)] and found.open_depots == (0, 1)
+    assert 0 < calls[-1][1] < 15.0 - 85.0 + 100.0 - 14.9  # a few ticks less than 15 s
+    clock, calls = Ticking(), []
+    depot_set_search(two_clusters(), 1e-3, clock=clock)  # no set ranked in time: all depots
+    assert calls[0][0] == (0, 1, 2, 3)
+
+
+def test_a_fallback_set_that_works_ends_the_fallback(monkeypatch):
+    instance = two_clusters()
+    ranked = SetEstimate(instance).best_sets()
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds))
+        return spread(depots, 6) if len(calls) == 2 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, 10.0, clock=FakeClock())
+    assert calls[:2] == [(ranked[0], pytest.approx(1.5)), (ranked[1], pytest.approx(1.5))]
+    assert found.open_depots == ranked[1]
+
+
+def test_with_few_sets_enumerated_the_descent_still_finds_the_best_set():
+    """Five sets allowed: the four singletons are enumerated (the pairs would make ten), then
+    a greedy drop from all depots and a drop / swap / add descent from the best ones. The best
+    set by full enumeration, {0, 1}, is found, and not every set was estimated."""
+    full = SetEstimate(two_clusters()).best_sets()
+    assert full[0] == (0, 1) and len(full) == 15
+    est = SetEstimate(two_clusters())
+    ranked = est.best_sets(max_sets=5, starts=1)
+    assert ranked[0] == (0, 1)
+    assert {(0,), (1,), (2,), (3,), (0, 1, 2, 3)} <= set(ranked) and len(ranked) < 15
+    assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
+    assert est.moves((0, 1)) == [(1,), (0,), (1, 2), (1, 3), (0, 2), (0, 3), (0, 1, 2), (0, 1, 3)]
+    assert est.moves((2,)) == [(0,), (1,), (3,), (0, 2), (1, 2), (2, 3)]  # no drop of the last
