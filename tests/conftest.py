@@ -33,8 +33,10 @@ def benchmarks_root() -> Path:
 def _restore_float32_matmul_precision():
     """RL4COTrainer sets torch's float32 matmul precision to "medium" for the whole process;
     tests that compare decodings exactly (SGBS, batch independence) must not see that from an
-    earlier training test, so every test starts at the process's setting."""
+    earlier training test or a module-scoped fixture that trained, so every test starts at
+    torch's default ("highest") and leaves the setting as it found it."""
     precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
     yield
     torch.set_float32_matmul_precision(precision)
 

@@ -300,12 +300,15 @@ def test_depot_sets_under_a_clock_that_runs_out():
     best, bound, proven = search(2 * k)
     assert best is worse and proven is False
     assert bound is not None and bound < optimum - 1e-6
-    # and for one MIP (k LP runs and one MIP run): still not proven, the same bound
+    # and for one MIP (k LP runs, then the MIP of the set of smallest LP bound, whose limit is
+    # the clock's last tick: HiGHS's floor of 0.01 s): still not proven; the bound is still a
+    # valid lower bound, and no lower than the smallest LP bound (that set's MIP may raise its
+    # own dual bound, or settle the set, within its 0.01 s on a fast machine)
     limits.clear()
     best, bound2, proven = search(2 * k + 1)
     assert len(limits) == k + 1 and all(limit <= 0.5 for limit in limits)
     assert best.cost(inst).total <= worse_cost and proven is False
-    assert bound2 == pytest.approx(bound)
+    assert bound - 1e-9 <= bound2 <= optimum + 1e-6
 
 
 def test_subsets_sets_the_incumbent_as_objective_bound(monkeypatch):
