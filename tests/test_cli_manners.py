@@ -169,3 +169,83 @@ def test_help_and_option_errors_answer_without_importing_torch(argv):
         [sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.strip().splitlines()[-1] in ("[] 0", "[] 2")
+
+
+def _fake_solve_then_stop(monkeypatch, stop_at: int):
+    """``solve`` stand-in: a feasible one-route solution; asks for a stop at run ``stop_at``."""
+    import clrp_rl4co.solving as solving
+    from clrp_rl4co import interrupt
+
+    runs = []
+
+    def fake(instance, method, seconds, model=None, seed=0, progress=False):
+        runs.append(instance.name)
+        if len(runs) == stop_at:
+            interrupt.request()
+        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
+        big = instance.vehicle_capacity >= instance.total_demand()
+        if not big:
+            return SolveResult(None, None, method, None, 0.1, "no solution", {"note": "none fit"})
+        cost = solution.cost(instance).total
+        return SolveResult(solution, cost, method, None, 0.1, "feasible", {}, interrupt.requested())
+
+    monkeypatch.setattr(solving, "solve", fake)
+    return runs
+
+
+def _json_files(tmp_path: Path, count: int, fits: bool = True, stem: str = "i") -> list[str]:
+    from dataclasses import replace
+
+    from instances import random_instance
+
+    names = []
+    for k in range(count):
+        inst = random_instance(4, seed=k, num_depots=2)
+        capacity = 1e6 if fits else float(inst.demand.max())
+        depots = inst.depot_capacity * 0 + 1e6
+        inst = replace(inst, vehicle_capacity=capacity, depot_capacity=depots, _dist=None)
+        write_json_instance(inst, tmp_path / f"{stem}{k}.json")
+        names.append(str(tmp_path / f"{stem}{k}.json"))
+    return names
+
+
+def test_an_interrupted_run_reports_and_exits_130_in_process(tmp_path, monkeypatch, capsys):
+    from clrp_rl4co import interrupt
+
+    runs = _fake_solve_then_stop(monkeypatch, stop_at=2)
+    files = _json_files(tmp_path, 4)
+    try:
+        status = main(["solve", *files, "--method", "pyvrp", "--out", str(tmp_path / "out")])
+    finally:
+        interrupt.clear()
+    assert status == 130 and len(runs) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
+    # i0 solved, i1 running when the stop came (kept, interrupted), i2 and i3 never started
+    assert lines == [
+        f"interrupted: 2 solved (running ones with their best so far), 2 not run; "
+        f"{tmp_path / 'out' / 'summary.csv'}"
+    ]
+    rows = _summary(tmp_path / "out")
+    assert [r["status"] for r in rows] == ["feasible", "interrupted", "not run", "not run"]
+    assert rows[2]["error"] == "interrupted before it started"
+    assert "error:" not in err  # not-run instances are not errors
+
+
+def test_a_run_without_solution_is_a_failure_with_its_note(tmp_path, monkeypatch, capsys):
+    _fake_solve_then_stop(monkeypatch, stop_at=0)
+    files = _json_files(tmp_path, 1) + _json_files(tmp_path, 1, fits=False, stem="tight")
+    out = tmp_path / "o"
+    status = main(["solve", *files, "--method", "pyvrp", "--time", "2", "--out", str(out)])
+    assert status == 1
+    captured = capsys.readouterr()
+    assert "error: tight0.json: pyvrp: none fit within 2 s" in captured.err
+    assert "1 solved, 1 failed; outputs in" in captured.out
+    rows = _summary(out)
+    assert [r["status"] for r in rows] == ["feasible", "failed"]
+    assert rows[1]["error"] == "pyvrp: none fit within 2 s"
+    progress = [line for line in captured.err.splitlines() if line.startswith("[")]
+    assert progress == [
+        "[1/2] i0.json: " + progress[0].split(": ", 1)[1],
+        "[2/2] tight0.json: failed: pyvrp: none fit within 2 s",
+    ]
