@@ -249,3 +249,23 @@ def test_a_run_without_solution_is_a_failure_with_its_note(tmp_path, monkeypatch
         "[1/2] i0.json: " + progress[0].split(": ", 1)[1],
         "[2/2] tight0.json: failed: pyvrp: none fit within 2 s",
     ]
+
+
+def test_a_long_instance_gets_its_own_bar_only_on_a_terminal(tmp_path, monkeypatch):
+    import clrp_rl4co.solving as solving
+
+    asked = []
+
+    def fake(instance, method, seconds, model=None, seed=0, progress=False):
+        asked.append(progress)
+        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
+        return SolveResult(solution, solution.cost(instance).total, method, None, 0.1, "feasible")
+
+    monkeypatch.setattr(solving, "solve", fake)
+    files = _json_files(tmp_path, 1)
+    for terminal, expected in ((False, False), (True, True)):
+        monkeypatch.setattr("sys.stderr.isatty", lambda t=terminal: t, raising=False)
+        main(["solve", *files, "--method", "pyvrp", "--time", "6", "--out", str(tmp_path / "o")])
+        assert asked[-1] is expected
+    main(["solve", *files, "--method", "pyvrp", "--time", "4", "--out", str(tmp_path / "o")])
+    assert asked[-1] is False  # short instances: the bar of instances only

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from .args import SolveOptions
 
-#: Instances at least this long (seconds) get a progress bar of their own (one worker only).
+#: Instances at least this long (seconds) get a progress bar of their own (one worker, on a
+#: terminal only).
 LONG_INSTANCE_SECONDS = 5.0
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED_STATUS = 130
@@ -99,7 +100,8 @@ def solve_command(options: SolveOptions) -> int:
         )
         progress.finished(job.label, _result_text(result, error))
 
-    inner = not options.quiet and options.workers == 1 and options.seconds >= LONG_INSTANCE_SECONDS
+    inner = progress.terminal and not options.quiet and options.workers == 1
+    inner = inner and options.seconds >= LONG_INSTANCE_SECONDS
     interrupt.clear()
     with interrupt.catch_sigint():
         if options.workers == 1:
