@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any
@@ -112,8 +113,9 @@ class ProcessPool(Executor):
             watcher = threading.Thread(
                 target=self._watch, args=(future, process, receiver), daemon=True
             )
-            self._watchers.append(watcher)
             watcher.start()
+            with self._lock:  # finished watchers are dropped as new ones start
+                self._watchers = [w for w in self._watchers if w.is_alive()] + [watcher]
 
     def _watch(self, future: Future, process, receiver) -> None:
         try:
@@ -171,6 +173,8 @@ class ProcessPool(Executor):
                     break
                 for watcher in watchers:
                     watcher.join(timeout=0.1)
+                if not watchers:  # a task between its start and its watcher's
+                    time.sleep(0.01)
 
 
 def map_ordered(
