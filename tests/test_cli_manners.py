@@ -212,24 +212,31 @@ def _json_files(tmp_path: Path, count: int, fits: bool = True, stem: str = "i") 
 def test_an_interrupted_run_reports_and_exits_130_in_process(tmp_path, monkeypatch, capsys):
     from clrp_rl4co import interrupt
 
-    runs = _fake_solve_then_stop(monkeypatch, stop_at=2)
+    runs = _fake_solve_then_stop(monkeypatch, stop_at=3)
     files = _json_files(tmp_path, 4)
+    (tmp_path / "broken.json").write_text("{")
+    files.append(str(tmp_path / "broken.json"))
     try:
         status = main(["solve", *files, "--method", "pyvrp", "--out", str(tmp_path / "out")])
     finally:
         interrupt.clear()
-    assert status == 130 and len(runs) == 2
+    assert status == 130 and len(runs) == 3
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("interrupted:")]
-    # i0 solved, i1 running when the stop came (kept, interrupted), i2 and i3 never started
+    # i0, i1 solved, i2 running when the stop came (kept, interrupted), i3 never started;
+    # broken.json failed to read: 5 rows, 1 failed, 1 not run, 3 solved
     assert lines == [
-        f"interrupted: 2 solved (running ones with their best so far), 2 not run; "
+        f"interrupted: 3 solved (running ones with their best so far), 1 not run; "
         f"{tmp_path / 'out' / 'summary.csv'}"
     ]
-    rows = _summary(tmp_path / "out")
-    assert [r["status"] for r in rows] == ["feasible", "interrupted", "not run", "not run"]
-    assert rows[2]["error"] == "interrupted before it started"
-    assert "error:" not in err  # not-run instances are not errors
+    rows = {r["instance"]: r for r in _summary(tmp_path / "out")}
+    statuses = [rows[f"i{k}.json"]["status"] for k in range(4)]
+    assert statuses == ["feasible", "feasible", "interrupted", "not run"]
+    assert rows["i3.json"]["error"] == "interrupted before it started"
+    assert rows["broken.json"]["status"] == "failed"
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        line for line in err.splitlines() if line.startswith("error:") and "broken.json" in line
+    ]  # not-run instances are not errors
 
 
 def test_a_run_without_solution_is_a_failure_with_its_note(tmp_path, monkeypatch, capsys):
@@ -269,3 +276,66 @@ def test_a_long_instance_gets_its_own_bar_only_on_a_terminal(tmp_path, monkeypat
         assert asked[-1] is expected
     main(["solve", *files, "--method", "pyvrp", "--time", "4", "--out", str(tmp_path / "o")])
     assert asked[-1] is False  # short instances: the bar of instances only
+
+
+def test_failures_are_counted_one_each_and_quiet_prints_no_progress(tmp_path, monkeypatch, capsys):
+    _fake_solve_then_stop(monkeypatch, stop_at=0)
+    files = _json_files(tmp_path, 1) + _json_files(tmp_path, 2, fits=False, stem="tight")
+    (tmp_path / "a.json").write_text("[]")
+    (tmp_path / "b.dat").write_text("x")
+    files += [str(tmp_path / "a.json"), str(tmp_path / "b.dat")]
+    out = tmp_path / "o"
+    assert main(["solve", *files, "--method", "pyvrp", "--time", "2", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "1 solved, 4 failed; outputs in" in captured.out
+    assert main(["solve", *files, "--quiet", "--method", "pyvrp", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and not [x for x in captured.err.splitlines() if x.startswith("[")]
+
+
+def test_a_result_without_a_note_says_no_solution_found(tmp_path, monkeypatch, capsys):
+    import clrp_rl4co.solving as solving
+
+    def fake(instance, method, seconds, model=None, seed=0, progress=False):
+        return SolveResult(None, None, method, None, 0.1, "no solution")
+
+    monkeypatch.setattr(solving, "solve", fake)
+    files = _json_files(tmp_path, 1)
+    assert main(["solve", *files, "--method", "pyvrp", "--time", "3", "--out", str(tmp_path)]) == 1
+    assert "error: i0.json: pyvrp: no solution found within 3 s" in capsys.readouterr().err
+
+
+def test_the_model_and_a_label_keyed_best_known_value_reach_the_run(tmp_path, monkeypatch):
+    import clrp_rl4co.solving as solving
+    from clrp_rl4co.data import instances_to_tensordict, read_json_instance
+    from clrp_rl4co.envs.clrp import save_dataset
+
+    models = []
+
+    def fake(instance, method, seconds, model=None, seed=0, progress=False):
+        models.append(model)
+        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
+        return SolveResult(solution, solution.cost(instance).total, method, model, 0.1, "feasible")
+
+    monkeypatch.setattr(solving, "solve", fake)
+    instance = read_json_instance(_json_files(tmp_path, 1)[0])
+    save_dataset(instances_to_tensordict([instance, instance], normalize_locs=False),
+                 tmp_path / "d.npz")  # fmt: skip
+    (tmp_path / "bks.csv").write_text("file,bks\nd.npz[1],2.5\n")
+    out = tmp_path / "o"
+    argv = ["solve", str(tmp_path / "d.npz"), "--method", "x8", "--model", "drlhq_clrp20"]
+    assert main([*argv, "--bks", str(tmp_path / "bks.csv"), "--out", str(out), "--quiet"]) == 0
+    assert models == ["drlhq_clrp20", "drlhq_clrp20"]
+    rows = {r["instance"]: r for r in _summary(out)}
+    assert rows["d.npz[1]"]["bks"] == "2.5" and rows["d.npz[0]"]["bks"] == ""
+
+
+def test_outputs_that_cannot_be_written_fail_their_instance(tmp_path, monkeypatch, capsys):
+    _fake_solve_then_stop(monkeypatch, stop_at=0)
+    files = _json_files(tmp_path, 1)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "i0.json").mkdir()  # a folder where the solution file goes
+    assert main(["solve", *files, "--method", "pyvrp", "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert "error: i0.json: writing the outputs: " in err
+    assert _summary(tmp_path / "o")[0]["status"] == "failed"
