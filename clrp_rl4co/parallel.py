@@ -36,6 +36,9 @@ def default_context():
 
 
 def _child(conn, fn: Callable, args: tuple, kwargs: dict, initializer: Callable | None) -> None:
+    # a parent started in the background of a shell ignores SIGINT and its children inherit
+    # that; :meth:`ProcessPool.interrupt_running` needs the task to see it as KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if initializer is not None:
             initializer()

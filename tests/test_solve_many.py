@@ -230,6 +230,22 @@ def test_a_stop_cancels_waiting_inputs_and_interrupts_the_running_ones():
     assert sorted(calls) == [0, 1, 2]
 
 
+def test_a_stop_interrupts_the_running_task_of_a_parent_that_ignores_sigint():
+    # a command started in the background of a shell script has SIGINT ignored, and forked
+    # children inherit the disposition: the pool must still be able to interrupt its tasks
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        began = time.monotonic()
+        with ProcessPool(1) as pool:
+            futures = map_ordered(
+                _sleep_or_interrupted, [30.0], pool, stop=lambda: time.monotonic() - began > 1.0
+            )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert futures[0].result() == "interrupted"
+    assert time.monotonic() - began < 15.0
+
+
 def test_in_this_process_a_stop_skips_the_rest():
     seen = []
     futures = map_ordered(
