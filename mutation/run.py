@@ -35,6 +35,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The benchmark folder's variable (``clrp_rl4co.data.prodhon.BENCHMARKS_ENV_VAR``; not imported,
+#: so that this script starts without torch).
+BENCHMARKS_ENV_VAR = "CLRP_BENCHMARKS_DIR"
 HERE = ROOT / "mutation"
 WORK = HERE / "work"
 RESULTS = HERE / "results"
@@ -226,10 +229,11 @@ def digest(paths) -> str:
 
 def context_fingerprint(module: str) -> str:
     """What the verdicts depend on besides the module itself: the other package modules and
-    every test file (helpers and conftest included)."""
+    every test file (helpers and conftest included), and the benchmark folder the tests read
+    (unset, the tests that need it are skipped and their mutants survive)."""
     files = [p for p in (ROOT / PACKAGE).rglob("*.py") if p != ROOT / module]
     files += list((ROOT / "tests").glob("*.py"))
-    return digest(files)
+    return digest(files) + ":" + os.environ.get(BENCHMARKS_ENV_VAR, "")
 
 
 def prepare(module: str, work: Path) -> None:
@@ -544,6 +548,11 @@ def run(module: str, fresh: bool, max_children: int, names: list[str]) -> int:
         n = reset_survivors(module, work)
         refresh_test_map(work)
         print(f"tests or other modules changed since the last run: {n} survivor(s) run again")
+    if not os.environ.get(BENCHMARKS_ENV_VAR):
+        print(
+            f"warning: {BENCHMARKS_ENV_VAR} is unset: the tests that read the benchmark instances "
+            "are skipped and their mutants survive (`make mutation` sets it)"
+        )
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     mutmut = Path(sys.executable).with_name("mutmut")
     start = time.monotonic()
