@@ -36,9 +36,11 @@ def default_context():
 
 
 def _child(conn, fn: Callable, args: tuple, kwargs: dict, initializer: Callable | None) -> None:
-    # a parent started in the background of a shell ignores SIGINT and its children inherit
-    # that; :meth:`ProcessPool.interrupt_running` needs the task to see it as KeyboardInterrupt
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # a parent started in the background of a shell ignores SIGINT and a forked child inherits
+    # that; :meth:`ProcessPool.interrupt_running` needs the task to see the signal (a handler
+    # the parent installed, such as :func:`clrp_rl4co.interrupt.catch_sigint`'s, is kept)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if initializer is not None:
             initializer()
