@@ -19,7 +19,10 @@ route direction and a uniformly random dihedral member per instance
 uniform mixture over these forms, which ranks the solution, not an order; it costs one rollout
 per sequence (canonicalising would teach one fixed order; a loss over the whole set would cost
 ``R! 2^R x 8`` rollouts). The dihedral members are RL4CO's ``dihedral8``, the ones the x8
-decoding applies at test time.
+decoding applies at test time. ``likelihood="solution"`` scores the solution over all its route
+orders and directions instead, at the cost of one rollout too: a one-sample lower bound of its
+log-likelihood along a rollout that follows the policy's own choice among the routes
+(:mod:`.solution_likelihood`).
 
 **Multistart.** Expert sequences are taught in the plain form ``d, c, ..., d, ...`` that the env
 accepts at its reset state, not in the multistart form ``s, d, s, ...``: the start action is
@@ -52,6 +55,7 @@ from torch.utils.data import DataLoader, RandomSampler
 
 from .equivalence import augment_expert_batch
 from .expert_data import EXPERT_ACTIONS, ExpertDataset
+from .solution_likelihood import solution_log_likelihood
 
 
 def teacher_forced_log_likelihood(
@@ -79,25 +83,39 @@ def teacher_forced_log_likelihood(
     return out["log_likelihood"]
 
 
+#: What the loss scores: one action sequence, or the solution (:mod:`.solution_likelihood`).
+LIKELIHOODS = ("sequence", "solution")
+
+
 def imitation_loss(
     policy: torch.nn.Module,
     env: RL4COEnvBase,
     batch: TensorDict,
     augment_routes: bool = True,
     augment_dihedral: bool = True,
+    likelihood: str = "sequence",
 ) -> dict[str, torch.Tensor]:
     """The imitation loss of a batch of :class:`ExpertDataset` (batch [B]).
 
-    Returns ``loss`` (the mean over the batch of ``-log p`` of a random equivalent form of each
-    expert sequence, :func:`.equivalence.augment_expert_batch`) and ``log_likelihood`` [B]. Any
-    training loop can call it (``loss.backward()``); :class:`Imitation` is RL4CO's."""
+    Returns ``loss`` (the mean over the batch of ``-log p``) and ``log_likelihood`` [B], where
+    ``log p`` is, with ``likelihood="sequence"``, that of a random equivalent form of each expert
+    sequence (:func:`.equivalence.augment_expert_batch`), and with ``"solution"`` the one-sample
+    bound of the solution's log-likelihood over its route orders and directions
+    (:func:`.solution_likelihood.solution_log_likelihood`; ``augment_routes`` changes nothing
+    there, the dihedral transform still applies). Any training loop can call it
+    (``loss.backward()``); :class:`Imitation` is RL4CO's."""
+    if likelihood not in LIKELIHOODS:
+        raise ValueError(f"likelihood: {likelihood!r} is not one of {LIKELIHOODS}")
     instances, actions = augment_expert_batch(
         batch.exclude(EXPERT_ACTIONS),
         batch[EXPERT_ACTIONS],
-        routes=augment_routes,
+        routes=augment_routes and likelihood == "sequence",
         dihedral=augment_dihedral,
     )
-    log_likelihood = teacher_forced_log_likelihood(policy, env, instances, actions)
+    if likelihood == "solution":
+        log_likelihood, _ = solution_log_likelihood(policy, env, instances, actions)
+    else:
+        log_likelihood = teacher_forced_log_likelihood(policy, env, instances, actions)
     return {"loss": -log_likelihood.mean(), "log_likelihood": log_likelihood}
 
 
@@ -111,6 +129,7 @@ class Imitation(RL4COLitModule):
         dataset: the expert data (:class:`ExpertDataset`).
         augment_routes: draw a random route order and directions per sequence and batch.
         augment_dihedral: draw a random dihedral transform of ``locs`` per instance and batch.
+        likelihood: ``"sequence"`` or ``"solution"`` (:func:`imitation_loss`).
         num_augment: validation / test augmentation (1: none), as in POMO.
         augment_fn: ``"dihedral8"`` or a callable (e.g. ``rotate45_augmentation``), as in POMO.
         num_starts: validation / test starts (None: one per customer), as in POMO.
@@ -126,6 +145,7 @@ class Imitation(RL4COLitModule):
         dataset: ExpertDataset,
         augment_routes: bool = True,
         augment_dihedral: bool = True,
+        likelihood: str = "sequence",
         num_augment: int = 8,
         augment_fn: str | Any = "dihedral8",
         num_starts: int | None = None,
@@ -136,6 +156,8 @@ class Imitation(RL4COLitModule):
             raise ValueError(f"dataset: need an ExpertDataset, got {type(dataset).__name__}")
         if len(dataset) == 0:
             raise ValueError("dataset: holds no expert sequences")
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood: {likelihood!r} is not one of {LIKELIHOODS}")
         if int(num_augment) < 1:
             raise ValueError(f"num_augment: must be >= 1, got {num_augment!r}")
         kwargs.setdefault(
@@ -150,6 +172,7 @@ class Imitation(RL4COLitModule):
         self.dataset = dataset
         self.augment_routes = bool(augment_routes)
         self.augment_dihedral = bool(augment_dihedral)
+        self.likelihood = likelihood
         # the attributes POMO's validation step reads (shared_step below)
         self.num_starts = num_starts
         self.num_augment = int(num_augment)
@@ -208,6 +231,7 @@ class Imitation(RL4COLitModule):
             batch,
             augment_routes=self.augment_routes,
             augment_dihedral=self.augment_dihedral,
+            likelihood=self.likelihood,
         )
 
     def shared_step(
