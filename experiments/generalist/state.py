@@ -86,8 +86,11 @@ def save_committed(state: RunState, weights: dict[str, torch.Tensor], state_dir:
     (state_dir / STATE).write_text(state.to_json())
 
 
-def load_committed(state_dir: Path) -> tuple[RunState, dict[str, torch.Tensor]] | None:
-    """The committed ``(state, weights)``, or None if ``state_dir`` holds no state."""
+def load_committed(
+    state_dir: Path, state_class: type[RunState] = RunState
+) -> tuple[RunState, dict[str, torch.Tensor]] | None:
+    """The committed ``(state, weights)``, or None if ``state_dir`` holds no state;
+    ``state_class`` is :class:`RunState` or a subclass (another run's counters)."""
     state_path, weights_path = state_dir / STATE, state_dir / WEIGHTS
     if not state_path.is_file() and not weights_path.is_file():
         return None
@@ -98,7 +101,7 @@ def load_committed(state_dir: Path) -> tuple[RunState, dict[str, torch.Tensor]] 
         data = json.loads(state_path.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"{state_path}: not valid JSON ({exc})") from exc
-    state = RunState.from_dict(data, str(state_path))
+    state = state_class.from_dict(data, str(state_path))
     weights = torch.load(weights_path, map_location="cpu", weights_only=True)
     return state, weights
 
@@ -120,7 +123,9 @@ def save_local(
     return path
 
 
-def load_local(work_dir: Path) -> tuple[RunState, dict[str, torch.Tensor], dict[str, Any]] | None:
+def load_local(
+    work_dir: Path, state_class: type[RunState] = RunState
+) -> tuple[RunState, dict[str, torch.Tensor], dict[str, Any]] | None:
     """The local ``(state, weights, optimizer state)``, or None if there is no checkpoint."""
     path = work_dir / CHECKPOINT
     if not path.is_file():
@@ -128,8 +133,8 @@ def load_local(work_dir: Path) -> tuple[RunState, dict[str, torch.Tensor], dict[
     data = torch.load(path, map_location="cpu", weights_only=True)
     for key in ("state", "weights", "optimizer"):
         if key not in data:
-            raise ValueError(f"{path}: no {key!r} entry (not a generalist checkpoint)")
-    return RunState.from_dict(data["state"], str(path)), data["weights"], data["optimizer"]
+            raise ValueError(f"{path}: no {key!r} entry (not a run's checkpoint)")
+    return state_class.from_dict(data["state"], str(path)), data["weights"], data["optimizer"]
 
 
 def choose_resume(

@@ -232,3 +232,23 @@ def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = 
             f"{folder}: shards of {sizes} customers; one dataset holds one instance size"
         )
     return ExpertDataset.concatenate(parts)
+
+
+def labels_charge(folder: str | Path, limit: int | None = None) -> dict[str, float]:
+    """What the first ``limit`` labels of ``folder`` (in :func:`expert_dataset`'s order; None:
+    all) cost and reach: ``count``, ``cpu_hours`` (the solver's CPU time) and
+    ``mean_objective``."""
+    count, cpu_seconds, objective = 0, 0.0, 0.0
+    for path in list_shards(Path(folder)):
+        shard = read_shard(path, verify=False)
+        take = shard.count if limit is None else min(shard.count, int(limit) - count)
+        count += take
+        cpu_seconds += float(sum(shard.cpu_seconds[:take]))
+        objective += float(sum(shard.objective[:take]))
+        if limit is not None and count >= int(limit):
+            break
+    return {
+        "count": count,
+        "cpu_hours": cpu_seconds / 3600.0,
+        "mean_objective": objective / count if count else float("nan"),
+    }

@@ -1,0 +1,133 @@
+"""``python -m experiments.imitation train | status | report``.
+
+* ``train --arm pomo|imitation|behind --hours H``: continue an arm (``behind``: the one with fewer
+  charged CPU hours, so that repeated calls keep the arms level); one thread, ``nice`` 19,
+  resumable, stops cleanly on SIGTERM.
+* ``status``: one line per arm.
+* ``report``: ``results/imitation/<preset>/README.md`` and ``curve.png`` from the curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m experiments.imitation", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    train = verbs.add_parser("train", help="continue one arm")
+    train.add_argument("--arm", default="behind", choices=[*settings.ARMS, "behind"])
+    train.add_argument("--hours", type=float, required=True, help="wall-clock budget")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument(
+        "--label-limit",
+        type=int,
+        default=None,
+        help="labels the imitation arm reads when it starts (default: all there are then)",
+    )
+    train.add_argument("--nice", type=int, default=19)
+    verbs.add_parser("status", help="one line per arm")
+    verbs.add_parser("report", help="write the report and the plot")
+    return parser
+
+
+def load_states(report_dir: Path = settings.REPORT_DIR) -> dict:
+    """The committed state of each arm (None where it has none)."""
+    from ..generalist.state import load_committed
+    from .state import ArmState
+
+    states = {}
+    for arm in settings.ARMS:
+        loaded = load_committed(report_dir / arm, ArmState)
+        states[arm] = None if loaded is None else loaded[0]
+    return states
+
+
+def behind_arm(states: dict) -> str:
+    """The arm with the fewest charged CPU hours (a missing arm first; ties: the first arm)."""
+    return min(
+        settings.ARMS,
+        key=lambda arm: -1.0 if states[arm] is None else states[arm].charged_cpu_hours,
+    )
+
+
+def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
+    """Write ``README.md`` (recipe, commands, the arms' table and comparison) and the plot."""
+    from .curve import CURVE_PNG, REPORT, report_lines, write_curve_png
+
+    states = load_states(report_dir)
+    write_curve_png(report_dir)
+    text = [
+        f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
+        "",
+        f"Both arms start from the shipped `{settings.START_MODEL}`. `pomo` continues RL4CO's "
+        f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g}); `imitation` is charged "
+        f"the CPU time of its expert labels (PyVRP, `python -m experiments.labels make`), "
+        f"trains {settings.IMITATION_EPOCHS} passes over them by imitation (likelihood "
+        f"`{settings.IMITATION_LIKELIHOOD}`, batch {settings.IMITATION_BATCH}, Adam "
+        f"{settings.IMITATION_LR:g}), then the same POMO. Every "
+        f"{settings.EVAL_EVERY_CPU_HOURS:g} CPU hours of training, dihedral x8 multistart "
+        f"greedy on the first {settings.EVAL_SIZE} instances of the paper's {settings.PRESET} "
+        "test set (`experiments/paper_sets.py`); the evaluations' CPU time is not charged. "
+        "CPU hours are one thread's process time.",
+        "",
+        "```bash",
+        "python -m experiments.imitation train --hours 2   # the arm behind; resumable",
+        "python -m experiments.imitation report",
+        "```",
+        "",
+        *report_lines(report_dir, states),
+        "",
+        f"![curve]({CURVE_PNG})",
+        "",
+        "Per arm: `<arm>/state.json` (counters, commits, commands, hardware) and "
+        "`<arm>/weights.pt`; every evaluation: `curve.csv`.",
+    ]
+    path = report_dir / REPORT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(text) + "\n")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.verb == "train":
+        from ..background import log_to_stdout
+        from .loop import ArmOptions, train
+
+        log_to_stdout()
+        arm = behind_arm(load_states()) if args.arm == "behind" else args.arm
+        state = train(
+            ArmOptions(
+                arm=arm,
+                hours=args.hours,
+                seed=args.seed,
+                label_limit=args.label_limit,
+                nice=args.nice,
+            )
+        )
+        write_report()
+        print(f"{arm}: {state.charged_cpu_hours:.3f} CPU h charged, {state.phase} phase")
+    elif args.verb == "status":
+        for arm, state in load_states().items():
+            if state is None:
+                print(f"{arm}: not started")
+            else:
+                x8 = (state.last_validation or {}).get("x8")
+                print(
+                    f"{arm}: {state.charged_cpu_hours:.3f} CPU h charged "
+                    f"({state.label_cpu_hours:.3f} labels), {state.phase} phase, "
+                    f"x8 {x8 if x8 is None else round(x8, 4)}"
+                )
+    else:
+        print(write_report())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The arms' curve: ``results/imitation/<preset>/curve.csv`` (one row per evaluation of either
+arm), its plot against charged CPU hours, and the report that says which arm leads at equal
+CPU hours."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.provenance import commit_line
+
+from . import settings
+from .state import ArmState
+
+CURVE = "curve.csv"
+CURVE_PNG = "curve.png"
+REPORT = "README.md"
+COLUMNS = (
+    "arm",
+    "phase",
+    "charged_cpu_hours",
+    "label_cpu_hours",
+    "train_cpu_hours",
+    "pomo_instances",
+    "imitation_examples",
+    "x8",
+    "eval_cpu_seconds",
+    "commit",
+)
+
+
+def append_point(report_dir: Path, state: ArmState, x8: float, eval_cpu_seconds: float) -> Path:
+    """Append one evaluation of ``state``'s arm to ``curve.csv`` (header with the first row)."""
+    path = Path(report_dir) / CURVE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    row = {
+        "arm": state.arm,
+        "phase": state.phase,
+        "charged_cpu_hours": round(state.charged_cpu_hours, 4),
+        "label_cpu_hours": round(state.label_cpu_hours, 4),
+        "train_cpu_hours": round(state.cpu_hours, 4),
+        "pomo_instances": state.instances - state.examples,
+        "imitation_examples": state.examples,
+        "x8": round(float(x8), 6),
+        "eval_cpu_seconds": round(float(eval_cpu_seconds), 1),
+        "commit": commit_line().split()[0],
+    }
+    new = not path.is_file()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+    return path
+
+
+def read_points(report_dir: Path) -> list[dict]:
+    """The rows of ``curve.csv`` (numbers as floats; empty if there is none)."""
+    path = Path(report_dir) / CURVE
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        for key in COLUMNS:
+            if key not in ("arm", "phase", "commit"):
+                row[key] = float(row[key])
+    return rows
+
+
+def latest_at(rows: list[dict], arm: str, hours: float) -> dict | None:
+    """``arm``'s last evaluation at or below ``hours`` charged CPU hours (None: none)."""
+    mine = [r for r in rows if r["arm"] == arm and r["charged_cpu_hours"] <= hours + 1e-9]
+    return max(mine, key=lambda r: r["charged_cpu_hours"]) if mine else None
+
+
+def comparison(rows: list[dict]) -> dict | None:
+    """Both arms at the largest charged CPU hours both have reached: each arm's last
+    evaluation there, and the leader (lower x8). None until both arms have a point."""
+    reached = {}
+    for arm in settings.ARMS:
+        mine = [r["charged_cpu_hours"] for r in rows if r["arm"] == arm]
+        if not mine:
+            return None
+        reached[arm] = max(mine)
+    hours = min(reached.values())
+    points = {arm: latest_at(rows, arm, hours) for arm in settings.ARMS}
+    if any(p is None for p in points.values()):
+        return None
+    leader = min(points, key=lambda arm: points[arm]["x8"])
+    return {"hours": hours, "points": points, "leader": leader}
+
+
+def write_curve_png(report_dir: Path) -> Path | None:
+    """Plot x8 against charged CPU hours, one line per arm, with the paper's figures."""
+    rows = read_points(report_dir)
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..campaign.settings import reference_lines
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for arm in settings.ARMS:
+        mine = sorted((r for r in rows if r["arm"] == arm), key=lambda r: r["charged_cpu_hours"])
+        if mine:
+            ax.plot(
+                [r["charged_cpu_hours"] for r in mine],
+                [r["x8"] for r in mine],
+                marker="o",
+                label=arm,
+            )
+    for label, value in reference_lines(settings.PRESET).items():
+        ax.axhline(value, linestyle="--", linewidth=1, color="grey")
+        ax.annotate(label, (0, value), fontsize=7, va="bottom")
+    ax.set_xlabel("CPU hours of one thread (labels included)")
+    ax.set_ylabel(f"x8 objective, paper's {settings.PRESET} set, first {settings.EVAL_SIZE}")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    path = Path(report_dir) / CURVE_PNG
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[str]:
+    """The arms' status and the comparison at equal CPU hours, as Markdown lines."""
+    rows = read_points(report_dir)
+    table = []
+    for arm in settings.ARMS:
+        state = states.get(arm)
+        last = latest_at(rows, arm, float("inf"))
+        if state is None:
+            table.append([arm, "not started", "", "", "", "", ""])
+            continue
+        table.append(
+            [
+                arm,
+                state.phase,
+                f"{state.charged_cpu_hours:.2f}",
+                f"{state.label_cpu_hours:.2f} ({state.label_count} labels)",
+                f"{state.instances - state.examples:,}",
+                f"{state.examples:,}",
+                f"{last['x8']:.4f}" if last else "",
+            ]
+        )
+    lines = markdown_table(
+        [
+            "arm",
+            "phase",
+            "CPU h charged",
+            "of which labels",
+            "POMO instances",
+            "imitation examples",
+            "x8 (latest)",
+        ],
+        table,
+    ).splitlines()
+    both = comparison(rows)
+    if both is None:
+        lines += ["", "No comparison yet: one arm has no evaluation."]
+    else:
+        points = both["points"]
+        lines += [
+            "",
+            f"At {both['hours']:.2f} CPU hours (the most both arms have reached): "
+            + ", ".join(f"{arm} {points[arm]['x8']:.4f}" for arm in settings.ARMS)
+            + f"; **{both['leader']}** leads.",
+        ]
+    return lines

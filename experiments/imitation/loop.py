@@ -1,0 +1,243 @@
+"""One arm's training, resumable: :func:`train` continues an arm for a wall-clock budget.
+
+It resumes from the local checkpoint or the committed state (as the generalist does), trains
+by the arm's phase (imitation passes over the labels, then POMO), evaluates every
+:data:`.settings.EVAL_EVERY_CPU_HOURS` of training CPU time and at the end, saves the local
+checkpoint every :data:`.settings.SAVE_EVERY_S` seconds, stops cleanly at the deadline or on
+SIGTERM / SIGINT (the step in progress finishes), and writes the committed state back once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
+from clrp_rl4co.envs.clrp import generate_dataset
+from clrp_rl4co.models import build_model, load_policy
+from clrp_rl4co.models.imitation import imitation_loss
+from clrp_rl4co.provenance import command_line, commit_line, machine
+
+from ..background import StopFlag
+from ..generalist.state import choose_resume, load_committed, load_local, save_committed, save_local
+from . import settings
+from .curve import append_point, write_curve_png
+from .state import ArmState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ArmOptions:
+    """Options of one ``train`` call.
+
+    Attributes:
+        arm: ``pomo`` or ``imitation``.
+        hours: wall-clock budget of this call, in hours.
+        threads: torch threads.
+        nice: added to the process's niceness (0 leaves it).
+        seed: seed of the arm's data (POMO's instances, the imitation's orders).
+        max_steps: stop after this many steps of this call (tests), None for no limit.
+        label_limit: labels the imitation arm reads when it starts (None: all there are then).
+        eval_every_cpu_hours, save_every_s: as in :mod:`.settings`.
+        report_dir / work_dir / labels_dir: the committed states and curve, the local
+            checkpoints, the labels.
+        evaluate_fn: the evaluation (tests replace it with a cheap one): policy -> x8 mean.
+        start_model: the shipped model (or path) both arms start from.
+        command: the command line recorded in the state (default: this process's).
+        pomo_batch / imitation_batch / imitation_epochs: as in :mod:`.settings` (tests make
+            them small).
+    """
+
+    arm: str
+    hours: float
+    threads: int = 1
+    nice: int = 19
+    seed: int = 0
+    max_steps: int | None = None
+    label_limit: int | None = None
+    eval_every_cpu_hours: float = settings.EVAL_EVERY_CPU_HOURS
+    save_every_s: float = settings.SAVE_EVERY_S
+    report_dir: Path = settings.REPORT_DIR
+    work_dir: Path = settings.WORK_DIR
+    labels_dir: Path = settings.LABELS_DIR
+    evaluate_fn: Callable[[torch.nn.Module], float] | None = None
+    start_model: str = settings.START_MODEL
+    command: str | None = None
+    pomo_batch: int = settings.POMO_BATCH
+    imitation_batch: int = settings.IMITATION_BATCH
+    imitation_epochs: int = settings.IMITATION_EPOCHS
+
+
+def evaluate_paper_set(policy: torch.nn.Module) -> float:
+    """Mean x8 objective of ``policy`` on the first :data:`.settings.EVAL_SIZE` instances of
+    the paper's test set of :data:`.settings.PRESET`."""
+    from ..campaign.validation import validate
+    from ..paper_sets import load_drlhq_test_set
+
+    instances = load_drlhq_test_set(settings.PRESET)[: settings.EVAL_SIZE]
+    return validate(policy, CLRPEnv(check_actions=False), instances, settings.EVAL_BATCH)
+
+
+def _fresh_state(options: ArmOptions) -> ArmState:
+    from ..labels.shards import labels_charge
+
+    state = ArmState(arm=options.arm, start_model=options.start_model)
+    state.phase = "imitation" if options.arm == "imitation" else "pomo"
+    if options.arm == "imitation":
+        charge = labels_charge(options.labels_dir, options.label_limit)
+        if charge["count"] == 0:
+            raise ValueError(f"{options.labels_dir}: no labels for the imitation arm")
+        state.label_count = int(charge["count"])
+        state.label_cpu_hours = charge["cpu_hours"]
+        state.label_mean_objective = charge["mean_objective"]
+    return state
+
+
+def _optimizer(policy: torch.nn.Module, phase: str) -> torch.optim.Optimizer:
+    lr = settings.IMITATION_LR if phase == "imitation" else settings.POMO_LR
+    return torch.optim.Adam(policy.parameters(), lr=lr, weight_decay=settings.WEIGHT_DECAY)
+
+
+def train(options: ArmOptions) -> ArmState:
+    """Continue ``options.arm`` for ``options.hours``; returns the state written back."""
+    settings.check_arm(options.arm)
+    evaluate = options.evaluate_fn or evaluate_paper_set
+    if options.nice:
+        os.nice(options.nice)
+    torch.set_num_threads(options.threads)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    deadline = wall0 + options.hours * 3600.0
+    state_dir = options.report_dir / options.arm
+    work_dir = options.work_dir / options.arm
+
+    origin, state, weights, optimizer_state = choose_resume(
+        load_committed(state_dir, ArmState), load_local(work_dir, ArmState)
+    )
+    policy = load_policy(options.start_model)
+    if origin == "fresh":
+        state = _fresh_state(options)
+    else:
+        policy.load_state_dict(weights)
+    log.info(
+        "%s arm, resuming from %s (%s phase): %.2f CPU h charged",
+        options.arm,
+        origin,
+        state.phase,
+        state.charged_cpu_hours,
+    )
+    state.resumes += 1
+    if commit_line() not in state.commits:
+        state.commits.append(commit_line())
+    state.commands.append(options.command or command_line(prog="python -m experiments.imitation"))
+    if machine("cpu") not in state.hardware:
+        state.hardware.append(machine("cpu"))
+
+    env = CLRPEnv(check_actions=False)
+    pomo = build_model(env, policy, algorithm="pomo", num_augment=1)
+    optimizer = _optimizer(policy, state.phase)
+    if optimizer_state is not None:
+        optimizer.load_state_dict(optimizer_state)
+    torch.manual_seed(options.seed * 7919 + state.resumes)
+    generator = CLRPGenerator(preset=settings.PRESET)
+    labels = None
+    if state.phase == "imitation":
+        from ..labels.shards import expert_dataset
+
+        labels = expert_dataset(options.labels_dir, limit=state.label_count)
+
+    def account(training: bool) -> None:
+        nonlocal wall0, cpu0
+        now_wall, now_cpu = time.perf_counter(), time.process_time()
+        state.wall_hours += (now_wall - wall0) / 3600.0
+        if training:
+            state.cpu_hours += (now_cpu - cpu0) / 3600.0
+        else:
+            state.eval_cpu_hours += (now_cpu - cpu0) / 3600.0
+        wall0, cpu0 = now_wall, now_cpu
+
+    steps_since_evaluation = 0
+
+    def run_evaluation() -> None:
+        nonlocal steps_since_evaluation
+        steps_since_evaluation = 0
+        account(training=True)
+        began = time.process_time()
+        value = evaluate(policy)
+        policy.train()
+        account(training=False)
+        state.eval_at_cpu_hours = state.cpu_hours
+        state.last_validation = {"instances": state.instances, "x8": value}
+        append_point(options.report_dir, state, value, time.process_time() - began)
+        log.info(
+            "%s arm at %.3f CPU h charged (%s phase): x8 %.4f",
+            options.arm,
+            state.charged_cpu_hours,
+            state.phase,
+            value,
+        )
+
+    def imitation_step() -> int:
+        size = len(labels)
+        epoch, position = divmod(state.examples, size)
+        order = torch.randperm(size, generator=torch.Generator().manual_seed(options.seed + epoch))
+        take = order[position : position + options.imitation_batch].tolist()
+        loss = imitation_loss(
+            policy, env, labels.__getitems__(take), likelihood=settings.IMITATION_LIKELIHOOD
+        )["loss"]
+        _apply(loss)
+        state.examples += len(take)
+        return len(take)
+
+    def pomo_step() -> int:
+        step_seed = options.seed * 1_000_003 + state.steps
+        batch = generate_dataset(generator, options.pomo_batch, step_seed)
+        _apply(pomo.shared_step(batch, 0, phase="train")["loss"])
+        return options.pomo_batch
+
+    def _apply(loss: torch.Tensor) -> None:
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), settings.GRAD_CLIP)
+        optimizer.step()
+
+    with StopFlag() as stop:
+        if state.eval_at_cpu_hours is None:
+            run_evaluation()
+        last_saved = time.perf_counter()
+        steps_this_call = 0
+        policy.train()
+        while time.perf_counter() < deadline and stop.signal is None:
+            if options.max_steps is not None and steps_this_call >= options.max_steps:
+                break
+            if state.phase == "imitation":
+                state.instances += imitation_step()
+                if state.examples >= options.imitation_epochs * len(labels):
+                    state.phase = "pomo"
+                    optimizer = _optimizer(policy, "pomo")
+                    labels = None
+                    log.info("imitation arm: %d examples done, POMO from here", state.examples)
+            else:
+                state.instances += pomo_step()
+            state.steps += 1
+            steps_this_call += 1
+            steps_since_evaluation += 1
+            account(training=True)
+            if state.cpu_hours - state.eval_at_cpu_hours >= options.eval_every_cpu_hours:
+                run_evaluation()
+            if time.perf_counter() - last_saved >= options.save_every_s:
+                save_local(state, policy.state_dict(), optimizer.state_dict(), work_dir)
+                last_saved = time.perf_counter()
+    if steps_since_evaluation:
+        run_evaluation()
+    account(training=True)
+    save_local(state, policy.state_dict(), optimizer.state_dict(), work_dir)
+    save_committed(state, policy.state_dict(), state_dir)
+    write_curve_png(options.report_dir)
+    return state

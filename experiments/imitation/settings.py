@@ -1,0 +1,67 @@
+"""The two arms and what they share.
+
+Both arms start from the shipped :data:`START_MODEL` and are measured in CPU hours of one thread:
+
+- ``pomo``: RL4CO's POMO continued on freshly drawn :data:`PRESET` instances;
+- ``imitation``: the expert labels of ``datasets/labels/<preset>`` (their CPU time is charged to
+  the arm), :data:`IMITATION_EPOCHS` passes of imitation over them, then the same POMO as the
+  other arm.
+
+Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
+multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
+paper's own test set of :data:`PRESET`; the evaluation's CPU time is recorded, not charged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: Where each arm starts.
+START_MODEL = "drlhq_clrp50"
+#: The instances both arms train on.
+PRESET = "clrp50"
+#: The arms.
+ARMS = ("pomo", "imitation")
+
+#: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
+#: the gradient's norm clip.
+POMO_BATCH = 64
+POMO_LR = 1e-4
+WEIGHT_DECAY = 1e-6
+GRAD_CLIP = 1.0
+
+#: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
+#: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).
+IMITATION_BATCH = 32
+IMITATION_LR = 1e-5
+IMITATION_EPOCHS = 4
+IMITATION_LIKELIHOOD = "solution"
+
+#: Evaluation: CPU hours of training between two points of the curve; instances of the paper's
+#: test set (its first ones); the decoding.
+EVAL_EVERY_CPU_HOURS = 0.25
+EVAL_SIZE = 200
+EVAL_DECODE = "multistart_greedy+aug8"
+EVAL_BATCH = 10
+
+#: Seconds between two local checkpoints.
+SAVE_EVERY_S = 900.0
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The labels the ``imitation`` arm reads.
+LABELS_DIR = ROOT / "datasets" / "labels" / PRESET
+#: The committed states (one folder per arm) and the curve.
+REPORT_DIR = ROOT / "results" / "imitation" / PRESET
+#: The local checkpoints (optimizer included; not committed).
+WORK_DIR = ROOT / "runs" / "imitation-work"
+
+
+def check_arm(arm: str) -> str:
+    """``arm`` if it is one of :data:`ARMS`.
+
+    Raises:
+        ValueError: naming the arm and the choices.
+    """
+    if arm not in ARMS:
+        raise ValueError(f"arm: {arm!r} is not one of {ARMS}")
+    return arm

@@ -1,0 +1,173 @@
+"""The imitation-against-POMO harness (experiments/imitation/): the labels' charge, the arms'
+phases and counters, resuming, the curve and the comparison at equal CPU hours."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_imitation import TINY, expert_data
+
+from clrp_rl4co.models import build_policy
+from experiments.generalist.state import load_committed, load_local
+from experiments.imitation import __main__ as command
+from experiments.imitation import curve, settings
+from experiments.imitation.loop import ArmOptions, train
+from experiments.imitation.state import ArmState
+from experiments.labels.shards import Shard, labels_charge, write_shard
+
+
+def write_shard_of(data, path, cpu_seconds, objectives) -> None:
+    from clrp_rl4co.data import CLRPSolution
+
+    rows = [CLRPSolution.from_actions(r, 5).to_actions(5) for r in data.actions.tolist()]
+    n = len(cpu_seconds)
+    write_shard(
+        Shard(data.instances, rows[:n], list(objectives), list(cpu_seconds), [0.0] * n, {}), path
+    )
+
+
+@pytest.fixture
+def labels(tmp_path):
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    write_shard_of(
+        expert_data("clrp10", 3, seed=1),
+        folder / "shard_00000.npz",
+        [360.0] * 3,
+        [10.0, 11.0, 12.0],
+    )
+    write_shard_of(
+        expert_data("clrp10", 3, seed=2), folder / "shard_00001.npz", [720.0] * 2, [13.0, 14.0]
+    )
+    return folder
+
+
+def test_the_labels_charge_counts_the_first_labels_in_shard_order(labels):
+    every = labels_charge(labels)
+    assert every["count"] == 5
+    assert every["cpu_hours"] == pytest.approx((3 * 360 + 2 * 720) / 3600)
+    assert every["mean_objective"] == pytest.approx(12.0)
+    first = labels_charge(labels, limit=4)
+    assert first["count"] == 4
+    assert first["cpu_hours"] == pytest.approx((3 * 360 + 720) / 3600)
+    assert first["mean_objective"] == pytest.approx((10 + 11 + 12 + 13) / 4)
+
+
+@pytest.fixture
+def arms(tmp_path, labels, monkeypatch):
+    monkeypatch.setattr(settings, "PRESET", "clrp10")
+    torch.manual_seed(0)
+    start = tmp_path / "start" / "tiny"
+    build_policy("drlhq", **TINY).save_pretrained(start)
+    evaluations = []
+
+    def fake_evaluation(policy):
+        evaluations.append(sum(float(p.detach().abs().sum()) for p in policy.parameters()))
+        return 30.0 - len(evaluations)
+
+    def options(arm, **kw):
+        base = dict(
+            arm=arm,
+            hours=1.0,
+            nice=0,
+            max_steps=3,
+            report_dir=tmp_path / "report",
+            work_dir=tmp_path / "work",
+            labels_dir=labels,
+            evaluate_fn=fake_evaluation,
+            start_model=str(start),
+            pomo_batch=4,
+            imitation_batch=2,
+            imitation_epochs=1,
+            eval_every_cpu_hours=1e9,
+        )
+        return ArmOptions(**{**base, **kw})
+
+    threads = torch.get_num_threads()
+    yield options, evaluations, tmp_path
+    torch.set_num_threads(threads)
+
+
+def test_the_imitation_arm_is_charged_its_labels_then_turns_to_pomo(arms):
+    options, evaluations, tmp = arms
+    first = train(options("imitation", max_steps=2))
+    # 5 labels, 2 per step: 4 examples after 2 steps, still in the imitation pass
+    assert first.phase == "imitation" and first.examples == 4 and first.instances == 4
+    assert first.label_count == 5
+    assert first.label_cpu_hours == pytest.approx((3 * 360 + 2 * 720) / 3600)
+    assert first.charged_cpu_hours == pytest.approx(first.cpu_hours + first.label_cpu_hours)
+    second = train(options("imitation", max_steps=2))
+    # the 3rd step takes the pass's last label (5 examples: the pass is done), then one POMO
+    # step of 4 instances
+    assert second.phase == "pomo" and second.examples == 5 and second.instances == 9
+    assert second.resumes == 2 and second.steps == 4
+    assert len(evaluations) == 3  # at the arm's start and at the end of each call
+    rows = curve.read_points(tmp / "report")
+    assert [r["phase"] for r in rows] == ["imitation", "imitation", "pomo"]
+    assert [r["pomo_instances"] for r in rows] == [0, 0, 4]
+    assert [r["imitation_examples"] for r in rows] == [0, 4, 5]
+    assert load_committed(tmp / "report" / "imitation", ArmState)[0].steps == 4
+    assert load_local(tmp / "work" / "imitation", ArmState)[0].steps == 4
+
+
+def test_the_pomo_arm_has_no_labels_and_changes_its_weights(arms):
+    options, evaluations, tmp = arms
+    state = train(options("pomo", max_steps=2))
+    assert state.phase == "pomo" and state.label_count == 0 and state.label_cpu_hours == 0.0
+    assert state.instances == 8 and state.examples == 0
+    assert state.charged_cpu_hours == state.cpu_hours > 0
+    assert evaluations[0] != evaluations[-1]  # trained between the two evaluations
+    assert state.commands[0].startswith("python -m experiments.imitation")
+
+
+def test_an_evaluation_every_so_many_cpu_hours(arms):
+    options, evaluations, tmp = arms
+    train(options("pomo", max_steps=3, eval_every_cpu_hours=1e-12))
+    assert len(evaluations) == 1 + 3  # the start, then after every step (none left at the end)
+
+
+def test_an_unknown_arm_is_refused(arms):
+    options, _, _ = arms
+    with pytest.raises(ValueError, match="arm: 'both' is not one of"):
+        train(options("both"))
+
+
+def _state(arm: str, hours: float, labels: float = 0.0) -> ArmState:
+    return ArmState(arm=arm, cpu_hours=hours, label_cpu_hours=labels)
+
+
+def test_the_comparison_is_at_the_hours_both_arms_reached(tmp_path):
+    for arm, hours, labels, x8 in [
+        ("pomo", 0.0, 0.0, 28.4),
+        ("imitation", 0.0, 1.0, 28.4),
+        ("pomo", 1.0, 0.0, 28.2),
+        ("pomo", 2.0, 0.0, 28.1),
+        ("imitation", 1.0, 1.0, 27.9),  # 2.0 charged
+        ("pomo", 3.0, 0.0, 28.0),
+    ]:
+        curve.append_point(tmp_path, _state(arm, hours, labels), x8, 1.0)
+    both = curve.comparison(curve.read_points(tmp_path))
+    assert both["hours"] == 2.0  # the imitation arm's furthest point
+    assert both["points"]["pomo"]["x8"] == 28.1 and both["points"]["imitation"]["x8"] == 27.9
+    assert both["leader"] == "imitation"
+    assert curve.comparison([r for r in curve.read_points(tmp_path) if r["arm"] == "pomo"]) is None
+
+
+def test_behind_picks_the_arm_with_fewer_charged_hours():
+    assert command.behind_arm({"pomo": None, "imitation": _state("imitation", 0, 1)}) == "pomo"
+    states = {"pomo": _state("pomo", 1.5), "imitation": _state("imitation", 0.2, 1.0)}
+    assert command.behind_arm(states) == "imitation"
+    states["imitation"] = _state("imitation", 0.6, 1.0)
+    assert command.behind_arm(states) == "pomo"
+
+
+def test_the_report_names_the_leader(tmp_path):
+    from experiments.generalist.state import save_committed
+
+    for arm, hours, labels, x8 in [("pomo", 1.0, 0.0, 28.0), ("imitation", 0.5, 0.5, 28.3)]:
+        state = _state(arm, hours, labels)
+        curve.append_point(tmp_path, state, x8, 1.0)
+        save_committed(state, {"w": torch.zeros(1)}, tmp_path / arm)
+    text = command.write_report(tmp_path).read_text()
+    assert "**pomo** leads" in text and "At 1.00 CPU hours" in text
+    assert (tmp_path / curve.CURVE_PNG).is_file()
