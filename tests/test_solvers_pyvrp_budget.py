@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import pytest
@@ -581,3 +582,46 @@ def test_with_few_sets_enumerated_the_descent_still_finds_the_best_set():
     assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
     assert est.moves((0, 1)) == [(1,), (0,), (1, 2), (1, 3), (0, 2), (0, 3), (0, 1, 2), (0, 1, 3)]
     assert est.moves((2,)) == [(0,), (1,), (3,), (0, 2), (1, 2), (2, 3)]  # no drop of the last
+
+
+class Landscape(SetEstimate):
+    """A :class:`SetEstimate` whose estimate is given: the sum of per-depot weights, a penalty
+    below ``min_size`` depots and a bonus on some hidden sets (only its ranking is under test)."""
+
+    def __init__(self, weights, min_size, penalty, bonus=None):
+        self.num_depots = len(weights)
+        self._cache, self._clock, self._deadline = {}, time.perf_counter, None
+        self.weights, self.min_size, self.penalty = weights, min_size, penalty
+        self.bonus = {tuple(k): v for k, v in (bonus or {}).items()}
+
+    def _evaluate(self, key):
+        value = sum(self.weights[d] for d in key) + self.penalty * (len(key) < self.min_size)
+        return value - self.bonus.get(key, 0.0)
+
+
+def test_the_ranking_descends_from_the_greedy_drop_two_swaps_away():
+    # 12 depots: 4,095 sets, more than max_sets = 100, so only the sets of 1 and 2 depots
+    # (12 + 66 = 78) are enumerated; below 10 depots a set pays 5. The greedy drop from all
+    # depots drops the two dearest (10: 0.50, then 11: 0.40) and stops at {0..9} (1.20):
+    # dropping another costs the penalty. Two hidden sets hold depot 10, so no set on the drop
+    # path leads to them: {1..10} is one swap from {0..9} (out 0 at 0.30, in 10 at 0.50, bonus
+    # 0.25: 1.15), {1..8, 10, 11} one more (out 9 at 0.18, in 11 at 0.40, bonus 0.50: 1.12).
+    # Every step improves by less than 1; only a descent that moves twice finds the best (with
+    # starts=0 the descent starts from the greedy drop's end alone).
+    weights = [0.30, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.50, 0.40]
+    first, best = tuple(range(1, 11)), (*range(1, 9), 10, 11)
+    est = Landscape(weights, min_size=10, penalty=5.0, bonus={first: 0.25, best: 0.50})
+    ranked = est.best_sets(max_sets=100, starts=0)
+    assert ranked[:3] == [best, first, tuple(range(10))]  # the descent's steps, then the drop's
+    assert [est(s) for s in ranked[:3]] == pytest.approx([1.12, 1.15, 1.20])
+    small = [s for s in ranked if len(s) <= 2]
+    assert len(small) == 78  # every set of one or two depots
+    assert len([s for s in ranked if len(s) == 3]) < 220  # the sets of 3 are not enumerated
+    assert ranked == sorted(ranked, key=lambda s: (est(s), s))
+
+
+def test_every_set_is_ranked_when_they_fit_into_max_sets():
+    weights = [0.3, 0.1, 0.2, 0.4, 0.5]  # 31 non-empty sets
+    est = Landscape(weights, min_size=1, penalty=0.0)
+    assert len(est.best_sets(max_sets=31)) == 31
+    assert est.best_sets(max_sets=31)[0] == (1,)
