@@ -34,7 +34,7 @@ GRAD_CLIP = 1.0
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).
 IMITATION_BATCH = 32
 IMITATION_LR = 1e-5
-IMITATION_EPOCHS = 4
+IMITATION_EPOCHS = 1
 IMITATION_LIKELIHOOD = "solution"
 
 #: Evaluation: CPU hours of training between two points of the curve; instances of the paper's
