@@ -35,9 +35,11 @@ class StopFlag:
 
 
 def log_to_stdout() -> None:
-    """INFO lines with time and module on stdout (the job's log file when redirected)."""
+    """INFO lines with time and module on stdout (the job's log file when redirected); RL4CO's
+    own INFO lines (one per decoded batch) are left out."""
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stdout,
     )
+    logging.getLogger("rl4co").setLevel(logging.WARNING)
