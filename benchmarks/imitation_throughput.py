@@ -4,7 +4,8 @@ Both train the same policy (the shipped ``drlhq_<preset>`` by default) on the sa
 interleaved round by round so that a change in the machine's load hits both alike:
 
 - *imitation*: :func:`clrp_rl4co.models.imitation.imitation_loss` on a batch of expert sequences
-  (one teacher-forced rollout each, random equivalent forms), backward, Adam;
+  (one teacher-forced rollout each, random equivalent forms; or, ``solution``, the rollout that
+  stays on each solution in the policy's preferred order), backward, Adam;
 - *POMO*: RL4CO POMO's ``shared_step`` (N sampled rollouts per instance, one per start),
   backward, Adam.
 
@@ -99,10 +100,17 @@ def main(argv: list[str] | None = None) -> None:
     def imitation_step() -> torch.Tensor:
         return imitation_loss(policy, env, experts.data)["loss"]
 
+    def solution_step() -> torch.Tensor:
+        return imitation_loss(policy, env, experts.data, likelihood="solution")["loss"]
+
     def pomo_step() -> torch.Tensor:
         return pomo.shared_step(pomo_instances.clone(), 0, phase="train")["loss"]
 
-    steps = {"imitation": (imitation_step, len(experts)), "POMO": (pomo_step, args.pomo_batch)}
+    steps = {
+        "imitation (sequence)": (imitation_step, len(experts)),
+        "imitation (solution)": (solution_step, len(experts)),
+        "POMO": (pomo_step, args.pomo_batch),
+    }
     profiles = {name: cProfile.Profile() if args.profile else None for name in steps}
     rates: dict[str, list[float]] = {name: [] for name in steps}
     for step, _ in steps.values():  # warm-up, untimed
