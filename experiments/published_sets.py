@@ -87,13 +87,18 @@ def load_or_draw(
         if write:
             path.parent.mkdir(parents=True, exist_ok=True)
             save_dataset(td, path, seed=seed, compress=True)
-    checksum = instances_checksum(td)
-    if expected is not None and checksum != expected:
+    require_checksum(instances_checksum(td), expected, str(path))
+    return td
+
+
+def require_checksum(found: str, expected: str | None, where: str) -> None:
+    """Raise ``ValueError`` naming ``where`` (a file, or what was drawn) unless ``found``
+    equals the published checksum ``expected`` (None: nothing is pinned)."""
+    if expected is not None and found != expected:
         raise ValueError(
-            f"{path}: checksum {checksum[:12]}... differs from the published {expected[:12]}... "
+            f"{where}: checksum {found[:12]}... differs from the published {expected[:12]}... "
             "(the file or the generator changed)"
         )
-    return td
 
 
 def datasets_dir() -> Path:
