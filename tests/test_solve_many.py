@@ -9,6 +9,8 @@ import sys
 import threading
 import time
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -265,3 +267,122 @@ def test_the_default_context_forks_on_linux():
     expected = "fork" if sys.platform.startswith("linux") else "spawn"
     assert default_context().get_start_method() == expected
     assert ProcessPool(1).forks == (expected == "fork")
+
+
+def _handler_seen() -> object:
+    return signal.getsignal(signal.SIGINT)
+
+
+def _own_handler(signum, frame) -> None:  # noqa: ARG001 (signal handler signature)
+    pass
+
+
+def test_the_child_makes_an_ignored_sigint_raise_and_keeps_an_installed_handler():
+    import multiprocessing as mp
+
+    from clrp_rl4co.parallel import _child
+
+    for inherited, expected in [
+        (signal.SIG_IGN, signal.default_int_handler),
+        (_own_handler, _own_handler),
+    ]:
+        previous = signal.signal(signal.SIGINT, inherited)
+        try:
+            receiver, sender = mp.Pipe(duplex=False)
+            _child(sender, _handler_seen, (), {}, None)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        assert receiver.recv() == (True, expected)
+
+
+def _finish_the_unit_after_a_stop(_) -> str:
+    from clrp_rl4co import interrupt
+
+    interrupt.clear()
+    with interrupt.catch_sigint():
+        while not interrupt.requested():
+            time.sleep(0.01)
+        time.sleep(1.0)  # the unit of work in progress; a second SIGINT would abort it
+    return "finished"
+
+
+def test_a_stop_interrupts_the_running_tasks_once():
+    began = time.monotonic()
+    with ProcessPool(1) as pool:
+        futures = map_ordered(
+            _finish_the_unit_after_a_stop, [0], pool, stop=lambda: time.monotonic() - began > 0.5
+        )
+    # a second SIGINT would raise KeyboardInterrupt in the task (caught_sigint's rule); it
+    # comes back as the future's exception, read without raising it here
+    assert futures[0].exception() is None and futures[0].result() == "finished"
+
+
+class _FailingStart:
+    """A multiprocessing context whose processes fail to start on the given calls."""
+
+    def __init__(self, failing: set[int]):
+        import multiprocessing as mp
+
+        self._real, self.failing, self.calls = mp.get_context("fork"), failing, 0
+
+    def Pipe(self, duplex=True):  # noqa: N802 (multiprocessing's name)
+        return self._real.Pipe(duplex=duplex)
+
+    def Process(self, *args, **kwargs):  # noqa: N802
+        process = self._real.Process(*args, **kwargs)
+        self.calls += 1
+        if self.calls in self.failing:
+
+            def fail():
+                raise OSError("no more processes")
+
+            process.start = fail
+        return process
+
+    def get_start_method(self):
+        return "fork"
+
+
+def test_a_task_whose_process_cannot_start_fails_alone_and_the_rest_still_run():
+    context = _FailingStart({1})
+    with ProcessPool(1, mp_context=context) as pool:
+        first, second, third = (pool.submit(divmod, n, 3) for n in (7, 8, 9))
+        assert third.result(timeout=30) == (3, 0) and second.result(timeout=30) == (2, 2)
+        with pytest.raises(OSError, match="no more processes"):
+            first.result(timeout=30)
+        assert pool._running == 0  # the failed start gave its slot back
+
+
+def _wait_for(path: str) -> str:
+    while not os.path.exists(path):
+        time.sleep(0.02)
+    return "released"
+
+
+def test_a_failed_start_goes_on_to_the_next_waiting_task(tmp_path):
+    # two slots: the first task holds one until released; the third task's process fails to
+    # start when the second one ends, and the fourth must start in that slot at once
+    release = str(tmp_path / "release")
+    context = _FailingStart({3})
+    with ProcessPool(2, mp_context=context) as pool:
+        try:
+            held = pool.submit(_wait_for, release)
+            quick = pool.submit(divmod, 5, 2)
+            failed, fourth = pool.submit(divmod, 6, 2), pool.submit(divmod, 7, 2)
+            assert quick.result(timeout=30) == (2, 1)
+            assert fourth.result(timeout=30) == (3, 1)  # while the first still holds its slot
+            assert not held.done()
+            with pytest.raises(OSError, match="no more processes"):
+                failed.result(timeout=30)
+        finally:
+            Path(release).touch()
+        assert held.result(timeout=30) == "released"
+
+
+def test_submit_after_shutdown_is_refused_and_shutdown_waits_for_every_task_by_default():
+    pool = ProcessPool(1)
+    futures = [pool.submit(_sleep_or_interrupted, 0.3) for _ in range(2)]
+    pool.shutdown()  # default: wait, and do not cancel the waiting task
+    assert all(f.done() and f.result() == "slept" for f in futures)
+    with pytest.raises(RuntimeError, match="cannot submit after shutdown"):
+        pool.submit(divmod, 1, 1)
