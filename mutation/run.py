@@ -150,6 +150,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solve_many.py",
     ],
     "clrp_rl4co/interrupt.py": [
+        "tests/test_interrupt.py",
         "tests/test_solve.py",
         "tests/test_cli_manners.py",
     ],
