@@ -34,7 +34,9 @@ def test_an_unknown_model_is_an_option_error_before_any_solving(benchmarks_root,
     assert status == 2
     err = capsys.readouterr().err
     assert "--model: 'no_such_model' is neither a shipped model" in err
-    assert "drlhq_clrp50" in err  # the shipped models are listed
+    from clrp_rl4co.policies.pretrained import shipped_models
+
+    assert f"({', '.join(shipped_models())})" in err  # the shipped models are listed
     assert not out.exists()  # nothing solved, nothing written
 
 
@@ -272,9 +274,9 @@ def test_a_long_instance_gets_its_own_bar_only_on_a_terminal(tmp_path, monkeypat
     files = _json_files(tmp_path, 1)
     for terminal, expected in ((False, False), (True, True)):
         monkeypatch.setattr("sys.stderr.isatty", lambda t=terminal: t, raising=False)
-        main(["solve", *files, "--method", "pyvrp", "--time", "6", "--out", str(tmp_path / "o")])
-        assert asked[-1] is expected
-    main(["solve", *files, "--method", "pyvrp", "--time", "4", "--out", str(tmp_path / "o")])
+        main(["solve", *files, "--method", "pyvrp", "--time", "5", "--out", str(tmp_path / "o")])
+        assert asked[-1] is expected  # 5 s is long (LONG_INSTANCE_SECONDS)
+    main(["solve", *files, "--method", "pyvrp", "--time", "4.9", "--out", str(tmp_path / "o")])
     assert asked[-1] is False  # short instances: the bar of instances only
 
 
@@ -339,3 +341,36 @@ def test_outputs_that_cannot_be_written_fail_their_instance(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert "error: i0.json: writing the outputs: " in err
     assert _summary(tmp_path / "o")[0]["status"] == "failed"
+
+
+@pytest.fixture
+def recorded_run(monkeypatch):
+    """``solve_many`` replaced by a recorder of its arguments and of torch's thread count at
+    the call; it solves nothing."""
+    import torch
+
+    import clrp_rl4co.solving as solving
+
+    calls = []
+
+    def fake_solve_many(instances, **kwargs):
+        calls.append({**kwargs, "count": len(instances), "threads": torch.get_num_threads()})
+        return []
+
+    monkeypatch.setattr(solving, "solve_many", fake_solve_many)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)
+    yield calls
+    torch.set_num_threads(threads)
+
+
+def test_the_options_reach_the_run(tmp_path, recorded_run):
+    files = _json_files(tmp_path, 2)
+    argv = ["solve", *files, "--method", "pyvrp", "--time", "7", "--seed", "11"]
+    main([*argv, "--workers", "2", "--out", str(tmp_path / "a"), "--quiet"])
+    main([*argv, "--workers", "1", "--out", str(tmp_path / "b"), "--quiet"])
+    first, second = recorded_run
+    assert first["count"] == 2 and first["method"] == "pyvrp" and first["seconds"] == 7.0
+    assert first["seed"] == 11 and first["workers"] == 2 and first["model"] is None
+    assert first["threads"] == 3  # the workers set their own threads
+    assert second["workers"] == 1 and second["threads"] == 1  # one worker: one thread here
