@@ -40,6 +40,17 @@ def test_progress_on_a_terminal_draws_a_bar_not_lines():
     progress.finished("a.dat", "12")
     progress.close()
     assert "[1/2] a.dat" not in stream.getvalue() and "instances" in stream.getvalue()
+    assert "1/2" in stream.getvalue()  # the bar counts towards the total
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_asks_the_stream_whether_it_is_a_terminal():
+    assert Progress(1, stream=_Terminal()).terminal is True
+    assert Progress(1, stream=io.StringIO()).terminal is False
 
 
 def test_a_model_is_a_shipped_name_or_an_existing_file(tmp_path):
