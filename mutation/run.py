@@ -149,6 +149,9 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/parallel.py": [
         "tests/test_solve_many.py",
     ],
+    "clrp_rl4co/models/solution_likelihood.py": [
+        "tests/test_solution_likelihood.py",
+    ],
     "clrp_rl4co/interrupt.py": [
         "tests/test_interrupt.py",
         "tests/test_solve.py",
