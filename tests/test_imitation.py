@@ -329,6 +329,7 @@ def test_run_py_trains_by_imitation_from_label_shards_then_pomo_from_its_weights
     monkeypatch.delenv("PROJECT_ROOT", raising=False)
     monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
     tail = ["experiment=tiny", f"model.dataset.folder={tmp_path / 'labels'}"]
+    tail.append("model.likelihood=solution")  # the solution over its route orders
     monkeypatch.setattr(sys, "argv", ["run.py", "model=imitation", *tail])
     training.main()
     imitated = tmp_path / "runs" / "tiny_imitation" / "policy_best.pt"
