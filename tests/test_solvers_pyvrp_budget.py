@@ -625,3 +625,25 @@ def test_every_set_is_ranked_when_they_fit_into_max_sets():
     est = Landscape(weights, min_size=1, penalty=0.0)
     assert len(est.best_sets(max_sets=31)) == 31
     assert est.best_sets(max_sets=31)[0] == (1,)
+
+
+@pytest.mark.parametrize("max_sets,sizes", [(78, {1, 2}), (77, {1}), (297, {1, 2}), (298, {1, 2, 3})])
+def test_the_sizes_enumerated_are_those_whose_sets_fit_into_max_sets_together(max_sets, sizes):
+    # 12 depots: 12 sets of 1, 66 of 2, 220 of 3 (78 and 298 together); below 10 depots a set
+    # pays 5, so the greedy drop and the descent (from its end only: starts=0) never go below
+    # 9 depots and every smaller set ranked comes from the enumeration
+    weights = [0.30, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.50, 0.40]
+    est = Landscape(weights, min_size=10, penalty=5.0)
+    ranked = est.best_sets(max_sets=max_sets, starts=0)
+    counts = {k: sum(1 for s in ranked if len(s) == k) for k in range(1, 5)}
+    full = {1: 12, 2: 66, 3: 220, 4: 495}
+    assert counts == {k: (full[k] if k in sizes else 0) for k in range(1, 5)}
+
+
+def test_an_equal_estimate_is_no_improvement():
+    # every set costs 0: neither the greedy drop nor the descent moves from all depots, so
+    # what is ranked is the enumerated sets of 1 and 2 depots, all depots and its drops
+    est = Landscape([0.0] * 12, min_size=1, penalty=0.0)
+    ranked = est.best_sets(max_sets=100, starts=0)
+    assert sorted({len(s) for s in ranked}) == [1, 2, 11, 12]
+    assert len(ranked) == 12 + 66 + 12 + 1
