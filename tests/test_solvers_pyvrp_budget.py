@@ -627,7 +627,9 @@ def test_every_set_is_ranked_when_they_fit_into_max_sets():
     assert est.best_sets(max_sets=31)[0] == (1,)
 
 
-@pytest.mark.parametrize("max_sets,sizes", [(78, {1, 2}), (77, {1}), (297, {1, 2}), (298, {1, 2, 3})])
+@pytest.mark.parametrize(
+    "max_sets,sizes", [(78, {1, 2}), (77, {1}), (297, {1, 2}), (298, {1, 2, 3})]
+)
 def test_the_sizes_enumerated_are_those_whose_sets_fit_into_max_sets_together(max_sets, sizes):
     # 12 depots: 12 sets of 1, 66 of 2, 220 of 3 (78 and 298 together); below 10 depots a set
     # pays 5, so the greedy drop and the descent (from its end only: starts=0) never go below
