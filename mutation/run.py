@@ -158,6 +158,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_cli_manners.py",
     ],
     "clrp_rl4co/data/files.py": [
+        "tests/test_data_files.py",
         "tests/test_cli_inputs.py",
         "tests/test_solve.py",
     ],
@@ -191,7 +192,8 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
     "clrp_rl4co/mixed_preset.py": ["configs"],
     # tests/test_cli_inputs.py runs examples/evaluate.py
-    "clrp_rl4co/data/files.py": ["examples"],
+    "clrp_rl4co/data/files.py": [
+        "tests/test_data_files.py","examples"],
     "clrp_rl4co/cli/args.py": ["examples"],
     "clrp_rl4co/cli/inputs.py": ["examples"],
 }
