@@ -192,8 +192,7 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
     "clrp_rl4co/mixed_preset.py": ["configs"],
     # tests/test_cli_inputs.py runs examples/evaluate.py
-    "clrp_rl4co/data/files.py": [
-        "tests/test_data_files.py","examples"],
+    "clrp_rl4co/data/files.py": ["examples"],
     "clrp_rl4co/cli/args.py": ["examples"],
     "clrp_rl4co/cli/inputs.py": ["examples"],
 }
