@@ -163,3 +163,32 @@ def test_a_users_table_is_read_by_label_file_name_or_stem(tmp_path):
     csv.write_text("name,value\n")
     with pytest.raises(ValueError, match=r"missing column\(s\) \['file', 'bks'\]"):
         BestKnown.read(csv)
+
+
+def test_the_options_are_those_docs_formats_md_documents():
+    """The usage synopsis and the option table of docs/formats.md against the parser."""
+    import re
+    from pathlib import Path
+
+    from clrp_rl4co.cli.args import parser
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "formats.md").read_text()
+    synopsis = re.search(r"```bash\n(clrp-rl4co solve .*?)\npython -m", docs, re.S).group(1)
+    documented = set(re.findall(r"\[(--[a-z]+)(?: ([A-Z]+|[a-z0-9|]+))?\]", synopsis))
+    solve = parser()._subparsers._group_actions[0].choices["solve"]
+    options = {
+        (a.option_strings[0], a.metavar or ("|".join(a.choices) if a.choices else ""))
+        for a in solve._actions
+        if a.option_strings and a.option_strings[0] != "-h"
+    }
+    assert options == documented
+    usage = solve.format_usage()
+    assert usage.startswith("usage: clrp-rl4co solve ") and "PATH [PATH ...]" in usage
+    for option, metavar in documented:  # argparse writes choices as {a,b}
+        shown = "{" + metavar.replace("|", ",") + "}" if "|" in metavar else metavar
+        assert f"[{option} {shown}]" in usage if metavar else f"[{option}]" in usage
+    # the defaults the table states, and the verb the top-level help lists
+    defaults = {a.dest: a.default for a in solve._actions}
+    assert defaults["time"] == 10.0 and defaults["method"] == "auto"
+    assert defaults["workers"] == 1 and defaults["out"] == Path("solutions")
+    assert parser().format_usage().startswith("usage: clrp-rl4co [-h] solve")
