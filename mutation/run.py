@@ -163,6 +163,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solve.py",
     ],
     "clrp_rl4co/cli/args.py": [
+        "tests/test_cli_parts.py",
         "tests/test_cli_inputs.py",
         "tests/test_cli_manners.py",
     ],
