@@ -192,10 +192,14 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
     "clrp_rl4co/mixed_preset.py": ["configs"],
-    # tests/test_cli_inputs.py runs examples/evaluate.py
+    # tests/test_cli_inputs.py runs examples/evaluate.py; tests/test_cli_parts.py reads
+    # docs/formats.md
     "clrp_rl4co/data/files.py": ["examples"],
-    "clrp_rl4co/cli/args.py": ["examples"],
-    "clrp_rl4co/cli/inputs.py": ["examples"],
+    "clrp_rl4co/cli/args.py": ["examples", "docs"],
+    "clrp_rl4co/cli/inputs.py": ["examples", "docs"],
+    "clrp_rl4co/cli/outputs.py": ["docs"],
+    "clrp_rl4co/cli/progress.py": ["docs"],
+    "clrp_rl4co/cli/solve.py": ["docs"],
 }
 
 #: Tests that run a copy of the module outside mutmut's package (a subprocess on a copied
