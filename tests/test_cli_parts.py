@@ -192,3 +192,43 @@ def test_the_options_are_those_docs_formats_md_documents():
     assert defaults["time"] == 10.0 and defaults["method"] == "auto"
     assert defaults["workers"] == 1 and defaults["out"] == Path("solutions")
     assert parser().format_usage().startswith("usage: clrp-rl4co [-h] solve")
+
+
+def test_each_option_is_described_as_docs_formats_md_describes_it():
+    import re
+    from pathlib import Path
+
+    from clrp_rl4co.cli.args import parser
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "formats.md").read_text()
+    table = dict(re.findall(r"^\| `(--[a-z]+)[^`]*` \| (.+) \|$", docs, re.M))
+    solve = parser()._subparsers._group_actions[0].choices["solve"]
+    helps = {a.option_strings[0]: a.help for a in solve._actions if a.option_strings}
+    assert len(table) == 9
+    for option, meaning in table.items():
+        # the help says what the table says, without its markup and its pointer to the methods
+        assert helps[option] == meaning.replace("`", "").removesuffix(" (below)"), option
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [("abc", "expected seconds, got 'abc'"), ("0", "must be a positive number of seconds")],
+)
+def test_a_bad_time_is_explained(value, message, capsys):
+    from clrp_rl4co.cli.args import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["solve", "a.dat", "--time", value])
+    assert message in capsys.readouterr().err
+
+
+def test_a_bad_worker_count_is_explained_and_a_verb_is_required(capsys):
+    from clrp_rl4co.cli.args import parse_args
+
+    for value in ("0", "x"):
+        with pytest.raises(SystemExit):
+            parse_args(["solve", "a.dat", "--workers", value])
+        assert f"must be a positive integer, got '{value}'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        parse_args([])
+    assert info.value.code == 2 and "required: solve" in capsys.readouterr().err

@@ -82,40 +82,53 @@ def parser() -> argparse.ArgumentParser:
         type=_positive_float,
         default=10.0,
         metavar="S",
-        help="wall-clock seconds per instance (default 10)",
+        help="wall-clock seconds per instance (default 10), model loading and decoding included",
     )
-    p.add_argument("--method", choices=METHODS, default="auto", help="default auto")
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="auto",
+        help="auto (default), hybrid, x8, sgbs, pyvrp or exact",
+    )
     p.add_argument(
         "--model",
         default=None,
         metavar="NAME",
-        help="policy: a shipped model name or a .pt / .ckpt path (default: auto)",
+        help="the policy of hybrid / x8 / sgbs: a shipped model name (drlhq_clrp50, "
+        "drlhqcf_mixed50_cpu, ...) or a .pt / .ckpt path; default: chosen by auto",
     )
     p.add_argument(
         "--workers",
         type=_positive_int,
         default=1,
         metavar="N",
-        help="instances solved in parallel, one CPU thread each (default 1)",
+        help="instances solved in parallel, one process and one CPU thread each (default 1)",
     )
-    p.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="K",
+        help="random seed (PyVRP, the order of decoded starts on large instances)",
+    )
     p.add_argument(
         "--bks",
         type=Path,
         default=None,
         metavar="CSV",
-        help="best-known values: a CSV with columns file,bks (default: the Prins "
-        "table shipped with the package)",
+        help="best-known values, a CSV with columns file,bks (file: a file name such as "
+        "coordP111112.dat, a stem, or an instance label such as data.npz[3]); without it, "
+        "Prins files get the current best-known values shipped with the package",
     )
     p.add_argument(
         "--out",
         type=Path,
         default=Path("solutions"),
         metavar="DIR",
-        help="output folder (default ./solutions)",
+        help="output folder (default solutions)",
     )
-    p.add_argument("--plot", action="store_true", help="also write a PNG per instance")
-    p.add_argument("--quiet", action="store_true", help="no progress bars, no table")
+    p.add_argument("--plot", action="store_true", help="also write a PNG of each solution")
+    p.add_argument("--quiet", action="store_true", help="no progress bars and no printed table")
     return main
 
 
