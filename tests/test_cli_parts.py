@@ -232,3 +232,14 @@ def test_a_bad_worker_count_is_explained_and_a_verb_is_required(capsys):
     with pytest.raises(SystemExit) as info:
         parse_args([])
     assert info.value.code == 2 and "required: solve" in capsys.readouterr().err
+
+
+def test_paths_are_paths_and_flags_reach_the_options():
+    from pathlib import Path
+
+    from clrp_rl4co.cli.args import parse_args
+
+    options = parse_args(["solve", "a.dat", "--plot", "--bks", "b.csv", "--out", "o"])
+    assert options.plot is True and options.paths == ("a.dat",)
+    assert isinstance(options.bks, Path) and options.bks == Path("b.csv")
+    assert isinstance(options.out, Path) and options.out == Path("o")
