@@ -168,6 +168,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_cli_manners.py",
     ],
     "clrp_rl4co/cli/inputs.py": [
+        "tests/test_cli_jobs.py",
         "tests/test_cli_inputs.py",
         "tests/test_cli_parts.py",
         "tests/test_cli_manners.py",
@@ -196,7 +197,8 @@ ALSO_COPY: dict[str, list[str]] = {
     # docs/formats.md
     "clrp_rl4co/data/files.py": ["examples"],
     "clrp_rl4co/cli/args.py": ["examples", "docs"],
-    "clrp_rl4co/cli/inputs.py": ["examples", "docs"],
+    "clrp_rl4co/cli/inputs.py": [
+        "tests/test_cli_jobs.py","examples", "docs"],
     "clrp_rl4co/cli/outputs.py": ["docs"],
     "clrp_rl4co/cli/progress.py": ["docs"],
     "clrp_rl4co/cli/solve.py": ["docs"],
