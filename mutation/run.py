@@ -197,8 +197,7 @@ ALSO_COPY: dict[str, list[str]] = {
     # docs/formats.md
     "clrp_rl4co/data/files.py": ["examples"],
     "clrp_rl4co/cli/args.py": ["examples", "docs"],
-    "clrp_rl4co/cli/inputs.py": [
-        "tests/test_cli_jobs.py","examples", "docs"],
+    "clrp_rl4co/cli/inputs.py": ["examples", "docs"],
     "clrp_rl4co/cli/outputs.py": ["docs"],
     "clrp_rl4co/cli/progress.py": ["docs"],
     "clrp_rl4co/cli/solve.py": ["docs"],
