@@ -243,3 +243,59 @@ def test_paths_are_paths_and_flags_reach_the_options():
     assert options.plot is True and options.paths == ("a.dat",)
     assert isinstance(options.bks, Path) and options.bks == Path("b.csv")
     assert isinstance(options.out, Path) and options.out == Path("o")
+
+
+def test_the_summary_row_table_and_csv_as_docs_formats_md_describes_them(tmp_path):
+    import csv
+
+    from clrp_rl4co.cli.outputs import SUMMARY_COLUMNS, summary_table, write_summary
+
+    instance = random_instance(4, seed=5, num_depots=2)
+    solution = CLRPSolution([Route(0, (0, 1)), Route(1, (2, 3))])
+    objective = solution.cost(instance).total
+    result = SolveResult(solution, objective, "pyvrp", None, 1.23456, "feasible")
+    job = Job(Path("x.json"), "x", "x.json", instance)
+    bks = objective / 1.05
+    row = summary_row(job, result, bks, None)
+    assert row == {
+        "instance": "x.json",
+        "customers": 4,
+        "depots": 2,
+        "method": "pyvrp",
+        "model": "",
+        "objective": objective,
+        "bks": bks,
+        "gap_pct": pytest.approx(5.0),
+        "seconds": 1.235,
+        "status": "feasible",
+        "error": "",
+    }
+    assert list(SUMMARY_COLUMNS) == [
+        "instance",
+        "customers",
+        "depots",
+        "method",
+        "model",
+        "objective",
+        "bks",
+        "gap_pct",
+        "seconds",
+        "status",
+        "error",
+    ]  # fmt: skip  (docs/formats.md, Outputs)
+    failed_row = summary_row(Job(Path("y.dat"), "y", "y.dat"), None, None, "y.dat: bad")
+    lines = summary_table([row, failed_row]).splitlines()
+    assert lines[0] == (
+        "| instance | customers | depots | method | model | objective | bks | gap % | seconds "
+        "| status |"
+    )
+    # names and words left, numbers right
+    assert lines[1] == "|:---|---:|---:|:---|:---|---:|---:|---:|---:|:---|"
+    assert lines[2] == (
+        f"| x.json | 4 | 2 | pyvrp |  | {objective:.10g} | {bks:.10g} | 5.00 | 1.235 | feasible |"
+    )
+    assert lines[3] == "| y.dat |  |  |  |  |  |  |  |  | failed |"
+    with write_summary([row, failed_row], tmp_path / "s" / "summary.csv").open() as f:
+        read = list(csv.DictReader(f))
+    assert read[0]["objective"] == str(objective) and read[1]["error"] == "y.dat: bad"
+    assert list(read[0]) == list(SUMMARY_COLUMNS)
