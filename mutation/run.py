@@ -201,6 +201,8 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/cli/outputs.py": ["docs"],
     "clrp_rl4co/cli/progress.py": ["docs"],
     "clrp_rl4co/cli/solve.py": ["docs"],
+    # tests/test_solution_likelihood.py draws its labels with tests/test_imitation.py's helpers
+    "clrp_rl4co/models/solution_likelihood.py": ["experiments", "configs"],
 }
 
 #: Tests that run a copy of the module outside mutmut's package (a subprocess on a copied
