@@ -68,11 +68,12 @@ def test_a_first_customer_that_ends_no_route_of_the_depot_is_refused():
         walk.take(5)  # customer 3 is depot 1's
 
 
-@pytest.mark.parametrize("choose", ["sample", "greedy"])
-def test_the_path_is_the_solution_and_the_score_bounds_its_own_likelihood(choose):
+@pytest.mark.parametrize("choose,temperature", [("sample", 1.0), ("greedy", 1.0), ("greedy", 2.0)])
+def test_the_path_is_the_solution_and_the_score_bounds_its_own_likelihood(choose, temperature):
     data = expert_data("clrp10", 6, seed=5)
     env = CLRPEnv(check_actions=False)
     policy = tiny_policy()
+    policy.temperature = temperature  # both scores read the policy's temperature
     with torch.no_grad():
         score, path = solution_log_likelihood(
             policy, env, data.instances, data.actions, choose=choose
@@ -169,3 +170,36 @@ def test_the_solution_loss_trains_and_unknown_choices_are_refused():
         solution_log_likelihood(policy, env, data.instances, data.actions, choose="best")
     with pytest.raises(ValueError, match="likelihood: 'path'"):
         Imitation(env, policy, data, likelihood="path")
+
+
+def test_a_row_scores_the_same_in_a_batch_as_alone():
+    """Rows finish at different steps; the padding after a row's end adds nothing."""
+    data = expert_data("clrp10", 5, seed=12)
+    env = CLRPEnv(check_actions=False)
+    policy = tiny_policy()
+    lengths = (data.actions != PADDING_ACTION).sum(-1)
+    assert len(set(lengths.tolist())) > 1
+    with torch.no_grad():
+        together, _ = solution_log_likelihood(policy, env, data.instances, data.actions, "greedy")
+        for b in range(5):
+            alone, _ = solution_log_likelihood(
+                policy, env, data.instances[b : b + 1], data.actions[b : b + 1], "greedy"
+            )
+            torch.testing.assert_close(together[b], alone[0])
+
+
+def test_the_error_names_the_step_where_the_row_leaves_its_solution():
+    data = expert_data("clrp10", 8, seed=8)
+    routes = CLRPSolution.from_actions(data.actions[0].tolist(), 5).routes
+    depots = sorted({r.depot for r in routes})
+    assert len(depots) > 1, "needs routes at two depots"
+    closed = depots[-1]
+    instances = data.instances.clone()
+    instances["depot_capacity"][0, closed] = 0.0
+    # every route at the other depots is driven first (the closed depot is masked), each taking
+    # its depot, its customers and the return; then the location step finds nothing open
+    step = sum(len(r.customers) + 2 for r in routes if r.depot != closed)
+    with pytest.raises(ValueError, match=rf"row 0 leaves its solution at step {step} "):
+        solution_log_likelihood(
+            tiny_policy(), CLRPEnv(check_actions=False), instances, data.actions, "greedy"
+        )
