@@ -30,8 +30,15 @@ COLUMNS = (
 )
 
 
-def append_point(report_dir: Path, state: ArmState, x8: float, eval_cpu_seconds: float) -> Path:
-    """Append one evaluation of ``state``'s arm to ``curve.csv`` (header with the first row)."""
+def append_point(
+    report_dir: Path,
+    state: ArmState,
+    x8: float,
+    eval_cpu_seconds: float,
+    commit: str | None = None,
+) -> Path:
+    """Append one evaluation of ``state``'s arm to ``curve.csv`` (header with the first row);
+    ``commit``: the code the training runs (default: the checkout's commit now)."""
     path = Path(report_dir) / CURVE
     path.parent.mkdir(parents=True, exist_ok=True)
     row = {
@@ -44,7 +51,7 @@ def append_point(report_dir: Path, state: ArmState, x8: float, eval_cpu_seconds:
         "imitation_examples": state.examples,
         "x8": round(float(x8), 6),
         "eval_cpu_seconds": round(float(eval_cpu_seconds), 1),
-        "commit": commit_line().split()[0],
+        "commit": (commit or commit_line()).split()[0],
     }
     new = not path.is_file()
     with path.open("a", newline="") as handle:

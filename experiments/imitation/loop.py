@@ -133,8 +133,9 @@ def train(options: ArmOptions) -> ArmState:
         state.charged_cpu_hours,
     )
     state.resumes += 1
-    if commit_line() not in state.commits:
-        state.commits.append(commit_line())
+    commit = commit_line()  # the code this call runs, whatever the checkout moves to meanwhile
+    if commit not in state.commits:
+        state.commits.append(commit)
     state.commands.append(options.command or command_line(prog="python -m experiments.imitation"))
     if machine("cpu") not in state.hardware:
         state.hardware.append(machine("cpu"))
@@ -174,7 +175,7 @@ def train(options: ArmOptions) -> ArmState:
         account(training=False)
         state.eval_at_cpu_hours = state.cpu_hours
         state.last_validation = {"instances": state.instances, "x8": value}
-        append_point(options.report_dir, state, value, time.process_time() - began)
+        append_point(options.report_dir, state, value, time.process_time() - began, commit)
         log.info(
             "%s arm at %.3f CPU h charged (%s phase): x8 %.4f",
             options.arm,
