@@ -295,7 +295,37 @@ def test_the_summary_row_table_and_csv_as_docs_formats_md_describes_them(tmp_pat
         f"| x.json | 4 | 2 | pyvrp |  | {objective:.10g} | {bks:.10g} | 5.00 | 1.235 | feasible |"
     )
     assert lines[3] == "| y.dat |  |  |  |  |  |  |  |  | failed |"
-    with write_summary([row, failed_row], tmp_path / "s" / "summary.csv").open() as f:
+    with write_summary([row, failed_row], tmp_path / "s" / "t" / "summary.csv").open() as f:
         read = list(csv.DictReader(f))
     assert read[0]["objective"] == str(objective) and read[1]["error"] == "y.dat: bad"
     assert list(read[0]) == list(SUMMARY_COLUMNS)
+
+
+def test_the_solution_json_as_docs_formats_md_shows_it(tmp_path):
+    import json
+
+    from clrp_rl4co.cli.outputs import write_solution
+
+    instance = random_instance(4, seed=6, num_depots=2)
+    solution = CLRPSolution([Route(0, (0, 1)), Route(1, (3, 2))])
+    objective = solution.cost(instance).total
+    details = {"decode": "x8", "note": None}
+    result = SolveResult(solution, objective, "hybrid", "m", 2.5, "feasible", details=details)
+    result.interrupted = True
+    job = Job(Path("x.json"), "x", "x.json", instance)
+    out = tmp_path / "a" / "b"  # folders made as needed
+    json_path, sol_path = write_solution(job, result, 7, out, plot=False)
+    assert (json_path, sol_path) == (out / "x.json", out / "x.sol")
+    text = json_path.read_text()
+    record = json.loads(text)
+    assert record["instance"] == "x.json" and record["objective"] == objective
+    assert record["routes"] == [
+        {"depot": 0, "customers": [0, 1]},
+        {"depot": 1, "customers": [3, 2]},
+    ]
+    assert (record["method"], record["model"], record["seconds"]) == ("hybrid", "m", 2.5)
+    assert (record["seed"], record["status"], record["interrupted"]) == (7, "feasible", True)
+    assert record["rounding"] == "none" and record["decode"] == "x8" and "note" not in record
+    # two-space indentation, number lists on one line
+    assert '\n  "instance": "x.json",' in text and '"customers": [3, 2]' in text
+    assert text.endswith("}\n")
