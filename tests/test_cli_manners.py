@@ -93,6 +93,8 @@ def test_the_plot_title_carries_the_cost_parts():
     assert f"vehicles {2 * instance.vehicle_fixed_cost:.10g}" in title
     assert f"cost {cost.total:.10g} = " in title and f"routing {cost.routing:.10g}" in title
     assert title.splitlines()[0] == "x.json (pyvrp)"
+    result.interrupted = True  # a run stopped early says so, as its summary row does
+    assert plot_title("x.json", result, instance).splitlines()[0] == "x.json (pyvrp, interrupted)"
 
 
 def _start(args: list[str], tmp_path: Path) -> subprocess.Popen:
