@@ -171,3 +171,14 @@ def test_the_report_names_the_leader(tmp_path):
     text = command.write_report(tmp_path).read_text()
     assert "**pomo** leads" in text and "At 1.00 CPU hours" in text
     assert (tmp_path / curve.CURVE_PNG).is_file()
+
+
+def test_the_report_says_when_the_arms_share_no_hours_yet(tmp_path):
+    from experiments.generalist.state import save_committed
+
+    for arm, hours, labels, x8 in [("pomo", 0.5, 0.0, 28.0), ("imitation", 0.2, 0.9, 28.3)]:
+        state = _state(arm, hours, labels)
+        curve.append_point(tmp_path, state, x8, 1.0)
+        save_committed(state, {"w": torch.zeros(1)}, tmp_path / arm)
+    text = command.write_report(tmp_path).read_text()
+    assert "the arms share no CPU hours (pomo 0.50-0.50, imitation 1.10-1.10)" in text

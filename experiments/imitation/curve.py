@@ -170,7 +170,14 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
     ).splitlines()
     both = comparison(rows)
     if both is None:
-        lines += ["", "No comparison yet: one arm has no evaluation."]
+        reached = {
+            a: [r["charged_cpu_hours"] for r in rows if r["arm"] == a] for a in settings.ARMS
+        }
+        if all(reached.values()):
+            spans = ", ".join(f"{a} {min(h):.2f}-{max(h):.2f}" for a, h in reached.items())
+            lines += ["", f"No comparison yet: the arms share no CPU hours ({spans})."]
+        else:
+            lines += ["", "No comparison yet: one arm has no evaluation."]
     else:
         points = both["points"]
         lines += [
