@@ -175,8 +175,10 @@ def test_help_and_option_errors_answer_without_importing_torch(argv):
     assert done.stdout.strip().splitlines()[-1] in ("[] 0", "[] 2")
 
 
-def _fake_solve_then_stop(monkeypatch, stop_at: int):
-    """``solve`` stand-in: a feasible one-route solution; asks for a stop at run ``stop_at``."""
+def _fake_solve_then_stop(monkeypatch, stop_at: int, asked: list | None = None):
+    """``solve`` stand-in: a feasible one-route solution (none for an instance no vehicle can
+    serve alone); asks for a stop at run ``stop_at`` (0: never); appends each call's ``model``
+    and ``progress`` to ``asked``."""
     import clrp_rl4co.solving as solving
     from clrp_rl4co import interrupt
 
@@ -184,14 +186,18 @@ def _fake_solve_then_stop(monkeypatch, stop_at: int):
 
     def fake(instance, method, seconds, model=None, seed=0, progress=False):
         runs.append(instance.name)
+        if asked is not None:
+            asked.append({"model": model, "progress": progress})
         if len(runs) == stop_at:
             interrupt.request()
         solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
         big = instance.vehicle_capacity >= instance.total_demand()
         if not big:
-            return SolveResult(None, None, method, None, 0.1, "no solution", {"note": "none fit"})
+            return SolveResult(None, None, method, model, 0.1, "no solution", {"note": "none fit"})
         cost = solution.cost(instance).total
-        return SolveResult(solution, cost, method, None, 0.1, "feasible", {}, interrupt.requested())
+        return SolveResult(
+            solution, cost, method, model, 0.1, "feasible", {}, interrupt.requested()
+        )
 
     monkeypatch.setattr(solving, "solve", fake)
     return runs
@@ -263,22 +269,16 @@ def test_a_run_without_solution_is_a_failure_with_its_note(tmp_path, monkeypatch
 
 
 def test_a_long_instance_gets_its_own_bar_only_on_a_terminal(tmp_path, monkeypatch):
-    import clrp_rl4co.solving as solving
-
-    asked = []
-
-    def fake(instance, method, seconds, model=None, seed=0, progress=False):
-        asked.append(progress)
-        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
-        return SolveResult(solution, solution.cost(instance).total, method, None, 0.1, "feasible")
-
-    monkeypatch.setattr(solving, "solve", fake)
+    calls = []
+    _fake_solve_then_stop(monkeypatch, stop_at=0, asked=calls)
     files = _json_files(tmp_path, 1)
     for terminal, expected in ((False, False), (True, True)):
         monkeypatch.setattr("sys.stderr.isatty", lambda t=terminal: t, raising=False)
         main(["solve", *files, "--method", "pyvrp", "--time", "5", "--out", str(tmp_path / "o")])
+        asked = [call["progress"] for call in calls]
         assert asked[-1] is expected  # 5 s is long (LONG_INSTANCE_SECONDS)
     main(["solve", *files, "--method", "pyvrp", "--time", "4.9", "--out", str(tmp_path / "o")])
+    asked = [call["progress"] for call in calls]
     assert asked[-1] is False  # short instances: the bar of instances only
 
 
@@ -310,18 +310,11 @@ def test_a_result_without_a_note_says_no_solution_found(tmp_path, monkeypatch, c
 
 
 def test_the_model_and_a_label_keyed_best_known_value_reach_the_run(tmp_path, monkeypatch):
-    import clrp_rl4co.solving as solving
     from clrp_rl4co.data import instances_to_tensordict, read_json_instance
     from clrp_rl4co.envs.clrp import save_dataset
 
-    models = []
-
-    def fake(instance, method, seconds, model=None, seed=0, progress=False):
-        models.append(model)
-        solution = CLRPSolution([Route(0, tuple(range(instance.num_customers)))])
-        return SolveResult(solution, solution.cost(instance).total, method, model, 0.1, "feasible")
-
-    monkeypatch.setattr(solving, "solve", fake)
+    calls = []
+    _fake_solve_then_stop(monkeypatch, stop_at=0, asked=calls)
     instance = read_json_instance(_json_files(tmp_path, 1)[0])
     save_dataset(instances_to_tensordict([instance, instance], normalize_locs=False),
                  tmp_path / "d.npz")  # fmt: skip
@@ -329,6 +322,7 @@ def test_the_model_and_a_label_keyed_best_known_value_reach_the_run(tmp_path, mo
     out = tmp_path / "o"
     argv = ["solve", str(tmp_path / "d.npz"), "--method", "x8", "--model", "drlhq_clrp20"]
     assert main([*argv, "--bks", str(tmp_path / "bks.csv"), "--out", str(out), "--quiet"]) == 0
+    models = [call["model"] for call in calls]
     assert models == ["drlhq_clrp20", "drlhq_clrp20"]
     rows = {r["instance"]: r for r in _summary(out)}
     assert rows["d.npz[1]"]["bks"] == "2.5" and rows["d.npz[0]"]["bks"] == ""

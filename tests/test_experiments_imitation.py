@@ -161,24 +161,24 @@ def test_behind_picks_the_arm_with_fewer_charged_hours():
     assert command.behind_arm(states) == "pomo"
 
 
-def test_the_report_names_the_leader(tmp_path):
+def _committed_arms(folder, points) -> None:
+    """One evaluation and a committed state per ``(arm, hours, labels, x8)``."""
     from experiments.generalist.state import save_committed
 
-    for arm, hours, labels, x8 in [("pomo", 1.0, 0.0, 28.0), ("imitation", 0.5, 0.5, 28.3)]:
+    for arm, hours, labels, x8 in points:
         state = _state(arm, hours, labels)
-        curve.append_point(tmp_path, state, x8, 1.0)
-        save_committed(state, {"w": torch.zeros(1)}, tmp_path / arm)
+        curve.append_point(folder, state, x8, 1.0)
+        save_committed(state, {"w": torch.zeros(1)}, folder / arm)
+
+
+def test_the_report_names_the_leader(tmp_path):
+    _committed_arms(tmp_path, [("pomo", 1.0, 0.0, 28.0), ("imitation", 0.5, 0.5, 28.3)])
     text = command.write_report(tmp_path).read_text()
     assert "**pomo** leads" in text and "At 1.00 CPU hours" in text
     assert (tmp_path / curve.CURVE_PNG).is_file()
 
 
 def test_the_report_says_when_the_arms_share_no_hours_yet(tmp_path):
-    from experiments.generalist.state import save_committed
-
-    for arm, hours, labels, x8 in [("pomo", 0.5, 0.0, 28.0), ("imitation", 0.2, 0.9, 28.3)]:
-        state = _state(arm, hours, labels)
-        curve.append_point(tmp_path, state, x8, 1.0)
-        save_committed(state, {"w": torch.zeros(1)}, tmp_path / arm)
+    _committed_arms(tmp_path, [("pomo", 0.5, 0.0, 28.0), ("imitation", 0.2, 0.9, 28.3)])
     text = command.write_report(tmp_path).read_text()
     assert "the arms share no CPU hours (pomo 0.50-0.50, imitation 1.10-1.10)" in text

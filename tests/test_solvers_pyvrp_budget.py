@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from clocks import FakeClock
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers import pyvrp_solver
@@ -21,16 +22,6 @@ from clrp_rl4co.solvers.pyvrp_solver import (
     depot_set_search,
     route_on_set,
 )
-
-
-class FakeClock:
-    """A wall clock that moves only when told to."""
-
-    def __init__(self, start: float = 1024.0) -> None:
-        self.now = start  # away from 0: an elapsed time read as clock() + start shows
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def spread(depots, num_customers: int) -> CLRPSolution:
