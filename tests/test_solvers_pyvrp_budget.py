@@ -579,11 +579,15 @@ class Landscape(SetEstimate):
     """A :class:`SetEstimate` whose estimate is given: the sum of per-depot weights, a penalty
     below ``min_size`` depots and a bonus on some hidden sets (only its ranking is under test)."""
 
-    def __init__(self, weights, min_size, penalty, bonus=None):
+    def __init__(self, weights, min_size, penalty, bonus=None, located=None):
         self.num_depots = len(weights)
         self._cache, self._clock, self._deadline = {}, time.perf_counter, None
         self.weights, self.min_size, self.penalty = weights, min_size, penalty
         self.bonus = {tuple(k): v for k, v in (bonus or {}).items()}
+        self.located = located
+
+    def located_set(self):
+        return self.located
 
     def _evaluate(self, key):
         value = sum(self.weights[d] for d in key) + self.penalty * (len(key) < self.min_size)
@@ -609,6 +613,27 @@ def test_the_ranking_descends_from_the_greedy_drop_two_swaps_away():
     assert len(small) == 78  # every set of one or two depots
     assert len([s for s in ranked if len(s) == 3]) < 220  # the sets of 3 are not enumerated
     assert ranked == sorted(ranked, key=lambda s: (est(s), s))
+
+
+def test_the_ranking_descends_from_the_location_models_set_too():
+    # The landscape above with a third hidden set, {0..6, 9, 10, 11} (0.72 + 0.18 + 0.90 - 1.00
+    # bonus: 0.80), two swaps from every set the descents of the test above visit, so no
+    # descent from those reaches it. The model's set {0..6, 8, 9, 11} (1.46, no bonus) is one
+    # swap from it (out 8, in 10): only a descent from that set finds it.
+    weights = [0.30, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.50, 0.40]
+    first, second = tuple(range(1, 11)), (*range(1, 9), 10, 11)
+    hidden, located = (*range(7), 9, 10, 11), (*range(7), 8, 9, 11)
+    bonus = {first: 0.25, second: 0.50, hidden: 1.00}
+    without = Landscape(weights, min_size=10, penalty=5.0, bonus=bonus)
+    ranked = without.best_sets(max_sets=100, starts=0)
+    assert ranked[0] == second
+    assert hidden not in ranked
+    est = Landscape(weights, min_size=10, penalty=5.0, bonus=bonus, located=located)
+    ranked = est.best_sets(max_sets=100, starts=0)
+    assert ranked[:2] == [hidden, second]
+    assert est(hidden) == pytest.approx(0.80)
+    assert est(located) == pytest.approx(1.46)
+    assert located in ranked
 
 
 def test_every_set_is_ranked_when_they_fit_into_max_sets():

@@ -2,7 +2,7 @@
 
 HiGHS keeps one global thread scheduler per process, prints a banner from its C++ constructor
 before any option can silence it, and reports "Optimal" within its own gap: these helpers deal
-with each once, for :mod:`.exact` and :mod:`.recombine`.
+with each once, for :mod:`.exact`, :mod:`.recombine` and :mod:`.location_model`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import highspy
 import numpy as np
+
+from .. import interrupt
 
 INF = highspy.kHighsInf
 #: A MIP row: column indices, coefficients, lower and upper bound.
@@ -66,10 +68,6 @@ def load_mip(
 ) -> None:
     """Add the columns (objective ``cost``, bounds, ``integer`` flags, all ``[C]``) and the
     ``rows`` of a minimisation MIP to ``h``."""
-    ncol = len(cost)
-    empty = np.zeros(0, np.int32)
-    h.addCols(ncol, np.asarray(cost, float), np.asarray(lower, float),
-              np.asarray(upper, float), 0, empty, empty, np.zeros(0))  # fmt: skip
     starts, index, value, lo, hi = [], [], [], [], []
     for idx, val, rlo, rhi in rows:
         starts.append(len(index))
@@ -77,9 +75,29 @@ def load_mip(
         value.extend(val)
         lo.append(rlo)
         hi.append(rhi)
-    h.addRows(len(lo), np.array(lo, float), np.array(hi, float), len(index),
-              np.array(starts, np.int32), np.array(index, np.int32),
-              np.array(value, float))  # fmt: skip
+    load_sparse_mip(h, cost, lower, upper, integer, (starts, index, value), lo, hi)
+
+
+def load_sparse_mip(
+    h: highspy.Highs,
+    cost: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    integer: np.ndarray,
+    matrix: tuple[Sequence[int], Sequence[int], Sequence[float]],
+    row_lower: Sequence[float],
+    row_upper: Sequence[float],
+) -> None:
+    """:func:`load_mip` with the rows as one compressed sparse row matrix ``(starts, index,
+    value)`` (row ``r``'s entries at ``starts[r]:starts[r + 1]``) and their bounds."""
+    ncol = len(cost)
+    empty = np.zeros(0, np.int32)
+    h.addCols(ncol, np.asarray(cost, float), np.asarray(lower, float),
+              np.asarray(upper, float), 0, empty, empty, np.zeros(0))  # fmt: skip
+    starts, index, value = matrix
+    h.addRows(len(row_lower), np.asarray(row_lower, float), np.asarray(row_upper, float),
+              len(index), np.asarray(starts, np.int32), np.asarray(index, np.int32),
+              np.asarray(value, float))  # fmt: skip
     h.changeColsIntegrality(
         ncol,
         np.arange(ncol, dtype=np.int32),
@@ -111,3 +129,15 @@ def run_highs(h: highspy.Highs, seconds: float) -> tuple[str, float, float, np.n
     col = np.array(h.getSolution().col_value) if has_sol else None
     obj = info.objective_function_value if has_sol else math.inf
     return status, obj, info.mip_dual_bound, col
+
+
+def stop_on_request(h: highspy.Highs) -> None:
+    """Make ``h``'s simplex and branch-and-bound stop (keeping what they found) once a stop is
+    requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C)."""
+
+    def check(event) -> None:
+        if interrupt.requested():
+            event.interrupt()
+
+    h.cbSimplexInterrupt += check
+    h.cbMipInterrupt += check

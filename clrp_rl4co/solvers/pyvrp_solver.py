@@ -30,6 +30,7 @@ from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCrit
 from .. import interrupt
 from ..data import CLRPInstance, CLRPSolution
 from .common import SolverResult, check_instance, check_solution, make_result
+from .location_model import facility_location_set
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ PENALTY_BOUND_NOTE = (
 
 #: Largest share of a time-limited depot-set search spent ranking depot sets by estimate.
 RANKING_SHARE = 0.1
+#: Share of the depot-set ranking's time given to the facility-location model
+#: (:mod:`.location_model`); the descents on the estimate get the rest.
+MODEL_SHARE = 0.7
 #: Share of :func:`route_on_set`'s budget spent in the trips encoding after the fleet one.
 POLISH_SHARE = 0.1
 
@@ -182,6 +186,7 @@ class SetEstimate:
         self.capacity = np.asarray(instance.depot_capacity, np.float64)
         self.need = float(self.demand.sum())
         self.num_depots = num_depots
+        self.instance = instance
         self._cache: dict[tuple[int, ...], float] = {}
         self._clock = clock
         self._deadline: float | None = None
@@ -236,6 +241,16 @@ class SetEstimate:
         routes = float(np.ceil(load / self.q - 1e-9).sum())
         return float(self.opening[idx].sum()) + self.fixed * routes + radial
 
+    def located_set(self) -> tuple[int, ...] | None:
+        """The set of the facility-location model (:mod:`.location_model`), solved within
+        ``MODEL_SHARE`` of what is left to the deadline (node-limited without one)."""
+        seconds = None
+        if self._deadline is not None:
+            seconds = MODEL_SHARE * (self._deadline - self._clock())
+            if seconds <= 0:
+                return None
+        return facility_location_set(self.instance, seconds)
+
     def moves(self, current: tuple[int, ...]) -> list[tuple[int, ...]]:
         """All drop / swap / add neighbours of ``current`` (sorted tuples)."""
         closed = [d for d in range(self.num_depots) if d not in current]
@@ -252,11 +267,12 @@ class SetEstimate:
         """Depot sets by increasing estimate (infinite estimates left out).
 
         Every non-empty set when there are at most ``max_sets`` of them; else every set of
-        the sizes ``1..k`` that fit into ``max_sets`` sets, plus the descent (best-improvement
-        drop / swap / add) from the best ``starts`` of these and from a greedy drop started
-        on all depots. With ``max_seconds`` the ranking stops when that time is spent (on
-        large instances, e.g. 60 depots and 1,000 customers, the full ranking takes tens of
-        seconds) and holds the sets estimated so far.
+        the sizes ``1..k`` that fit into ``max_sets`` sets, plus the descents
+        (best-improvement drop / swap / add) from a greedy drop started on all depots, then
+        from the facility-location model's set (:meth:`located_set`, in the time left) and
+        from the best ``starts`` sets enumerated. With ``max_seconds`` the ranking stops when
+        that time is spent (on large instances, e.g. 60 depots and 1,000 customers, the full
+        ranking takes tens of seconds) and holds the sets estimated so far.
         """
         self.stop_at(None if max_seconds is None else self._clock() + max_seconds)
         try:
@@ -290,13 +306,22 @@ class SetEstimate:
                 if self(cand) >= self(current) - 1e-12:
                     break
                 current = cand
-            seeds = [current] + sorted(self._cache, key=lambda s: (self(s), s))[:starts]
-            for current in seeds:
-                while math.isfinite(self(current)):  # descent on all moves
-                    cand = min(self.moves(current), key=lambda s: (self(s), s))
-                    if self(cand) >= self(current) - 1e-12:
-                        break
-                    current = cand
+            starts_at = sorted(self._cache, key=lambda s: (self(s), s))[:starts]
+            self._descend(current)
+            located = self.located_set()  # after the cheap descent: what time is left
+            if located:
+                self._descend(located)
+            for current in starts_at:
+                self._descend(current)
+
+    def _descend(self, current: tuple[int, ...]) -> None:
+        """Best-improvement descent on all moves from ``current`` (none from a set whose
+        estimate is infinite)."""
+        while math.isfinite(self(current)):
+            cand = min(self.moves(current), key=lambda s: (self(s), s))
+            if self(cand) >= self(current) - 1e-12:
+                break
+            current = cand
 
 
 def _neighbour_sets(

@@ -1,0 +1,126 @@
+"""The depot set a capacitated facility-location model prefers, solved by HiGHS.
+
+The model prices a depot set as :class:`.pyvrp_solver.SetEstimate` does (opening costs, one
+vehicle cost per ``q`` of load, and the radial part ``2 c_ij D_j / q`` of each customer's route
+length), but it is solved over all sets at once instead of by local moves. This matters when
+the depots differ a lot: with capacities spread over a factor of 10 and opening costs growing
+with capacity, dropping the dearest (largest) depot first leads a descent into a set of many
+small depots, while the best sets hold a few large ones, reachable from there only through
+moves that each raise the estimate.
+
+Notation: depots ``i`` (opening cost ``O_i``, capacity ``Q_i``), customers ``j`` (demand
+``D_j``), arc costs ``c_ij``, vehicle capacity ``q`` and cost ``F``, total demand ``T``.
+Variables: ``y_i`` in {0, 1} (depot open), ``z_ij`` in [0, 1] (the share of ``j`` served
+from ``i``, only for the ``nearest`` depots of each customer), ``r_i >= 0`` (routes at ``i``,
+continuous). Minimise ``sum O_i y_i + F sum r_i + sum (2 c_ij D_j / q) z_ij`` subject to::
+
+    sum_i z_ij = 1;  z_ij <= y_i;  sum_j D_j z_ij <= Q_i y_i;  sum_j D_j z_ij <= q r_i;
+    sum_i Q_i y_i >= T
+
+Customers may be split between depots (the set's estimate, not its assignment, is wanted),
+which also keeps the model small: ``D`` integer columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from ..data import CLRPInstance
+from .highs import INF, load_sparse_mip, new_highs, run_highs, stop_on_request
+
+#: Depots each customer may be served from in the model (its nearest ones): more rarely
+#: change the set and make the model slower to solve at thousands of customers.
+NEAREST = 10
+#: Branch-and-bound nodes of a run without a time limit (a deterministic limit).
+MAX_NODES = 200
+#: HiGHS's time limit of a run without one of its own (a safety net: runs of 600 customers
+#: and 30 depots stop at ``MAX_NODES`` within seconds).
+NO_DEADLINE_SECONDS = 120.0
+
+
+def candidate_depots(instance: CLRPInstance, nearest: int = NEAREST) -> np.ndarray:
+    """The ``nearest`` cheapest depots of each customer by arc cost, ``[N, min(D, nearest)]``
+    (ties by depot index)."""
+    num_depots = instance.num_depots
+    cost = instance.cost_matrix()[:num_depots, num_depots:]  # [D, N]
+    order = np.argsort(cost, axis=0, kind="stable")
+    return order[: min(num_depots, int(nearest))].T
+
+
+def facility_location_set(
+    instance: CLRPInstance,
+    seconds: float | None,
+    nearest: int = NEAREST,
+    radial_factor: float = 1.0,
+) -> tuple[int, ...] | None:
+    """The open depots of the best solution HiGHS finds to the module's model.
+
+    Args:
+        instance: the instance.
+        seconds: HiGHS's time limit; None: at most ``MAX_NODES`` branch-and-bound nodes
+            instead (so that the result does not depend on the machine's speed). A stop
+            request (Ctrl-C, :mod:`clrp_rl4co.interrupt`) ends it earlier.
+        nearest: how many of its cheapest depots a customer may be served from.
+        radial_factor: multiplies the radial term (a route is longer than its radial part
+            by the travel between its customers).
+
+    Returns:
+        The open depots (sorted indices), or None when HiGHS found no solution (no time, or
+        no set whose depots can serve every customer from among its nearest ones).
+    """
+    num_depots, num_customers = instance.num_depots, instance.num_customers
+    demand = np.asarray(instance.demand, np.float64)
+    q = float(instance.vehicle_capacity)
+    arc = instance.cost_matrix()[:num_depots, num_depots:]
+    near = candidate_depots(instance, nearest)  # [N, K]
+    k = near.shape[1]
+    y = np.arange(num_depots)
+    r = num_depots + y
+    z = 2 * num_depots + np.arange(num_customers * k).reshape(num_customers, k)  # z[j, m]
+    cols = 2 * num_depots + num_customers * k
+    objective = np.zeros(cols)
+    objective[y] = instance.opening_cost
+    objective[r] = instance.vehicle_fixed_cost
+    customers = np.arange(num_customers)[:, None]
+    objective[z] = radial_factor * 2.0 * arc[near, customers] * demand[:, None] / q
+    lower = np.zeros(cols)
+    upper = np.full(cols, INF)
+    upper[y] = 1.0
+    upper[z.ravel()] = 1.0
+    integer = np.zeros(cols, bool)
+    integer[y] = True
+
+    # rows, in order: each customer served once [N]; z_jm <= y_near[j, m] [N K]; each depot's
+    # capacity [D] and routes [D]; total capacity [1]
+    link = num_customers + np.arange(num_customers * k)
+    capacity_row = num_customers * (1 + k) + near.ravel()
+    route_row = capacity_row + num_depots
+    total_row = num_customers * (1 + k) + 2 * num_depots
+    flat_z = z.ravel()
+    load = np.repeat(demand, k)
+    row = np.concatenate([np.repeat(np.arange(num_customers), k), link, link, capacity_row,
+                          route_row, total_row - 2 * num_depots + y, total_row - num_depots + y,
+                          np.full(num_depots, total_row)])  # fmt: skip
+    col = np.concatenate([flat_z, flat_z, near.ravel(), flat_z, flat_z, y, r, y])
+    val = np.concatenate([np.ones(num_customers * k), np.ones(num_customers * k),
+                          -np.ones(num_customers * k), load, load, -instance.depot_capacity,
+                          np.full(num_depots, -q), instance.depot_capacity])  # fmt: skip
+    num_rows = total_row + 1
+    matrix = sparse.csr_array((val, (row, col)), shape=(num_rows, cols))
+    row_lower = np.full(num_rows, -INF)
+    row_upper = np.zeros(num_rows)
+    row_lower[:num_customers] = row_upper[:num_customers] = 1.0
+    row_lower[total_row], row_upper[total_row] = float(demand.sum()), INF
+
+    h = new_highs(threads=1, verbose=False)
+    load_sparse_mip(h, objective, lower, upper, integer,
+                    (matrix.indptr, matrix.indices, matrix.data), row_lower, row_upper)  # fmt: skip
+    stop_on_request(h)
+    if seconds is None:
+        h.setOptionValue("mip_max_nodes", MAX_NODES)
+        seconds = NO_DEADLINE_SECONDS
+    _, _, _, values = run_highs(h, seconds)
+    if values is None:
+        return None
+    return tuple(int(i) for i in np.flatnonzero(values[y] > 0.5))
