@@ -107,7 +107,14 @@ class CLRPInstance:
         """[D+N, D+N] float64 arc costs in the instance's units (cached)."""
         if self._dist is None:
             locs = self.locs
-            dist = np.sqrt(((locs[:, None, :] - locs[None, :, :]) ** 2).sum(-1))
+            # dx^2 + dy^2 in place: two [D+N, D+N] arrays at most (0.9 GB each at 10,600 nodes)
+            dist = np.subtract.outer(locs[:, 0], locs[:, 0])
+            np.square(dist, out=dist)
+            dy = np.subtract.outer(locs[:, 1], locs[:, 1])
+            np.square(dy, out=dy)
+            dist += dy
+            del dy
+            np.sqrt(dist, out=dist)
             if self.rounded_costs:
                 dist = round_cost_np(dist)
             object.__setattr__(self, "_dist", dist)

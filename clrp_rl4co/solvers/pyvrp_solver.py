@@ -30,6 +30,7 @@ from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCrit
 from .. import interrupt
 from ..data import CLRPInstance, CLRPSolution
 from .common import SolverResult, check_instance, check_solution, make_result
+from .decompose import LARGE_INSTANCE, route_by_parts
 from .location_model import facility_location_set
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
 
@@ -51,6 +52,11 @@ RANKING_SHARE = 0.1
 #: Share of the depot-set ranking's time given to the facility-location model
 #: (:mod:`.location_model`); the descents on the estimate get the rest.
 MODEL_SHARE = 0.7
+#: Candidate depots from which the depot-set ranking solves the facility-location model
+#: before its greedy drop (on 60 depots a drop from all of them takes seconds, on 600 minutes).
+MODEL_FIRST_DEPOTS = 50
+#: Ranked sets tried in turn on a large instance until the estimate's assignment fits.
+LARGE_SETS = 20
 #: Share of :func:`route_on_set`'s budget spent in the trips encoding after the fleet one.
 POLISH_SHARE = 0.1
 
@@ -225,17 +231,35 @@ class SetEstimate:
             out[j] = k
         return out
 
+    def _near(self, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each customer's position in ``idx`` (nearest, or by :meth:`_assign` when that
+        overloads a depot) and the loads of the depots of ``idx``."""
+        dist, cap = self.dist[idx], self.capacity[idx]
+        near = dist.argmin(axis=0)
+        load = np.bincount(near, weights=self.demand, minlength=len(idx))
+        if (load > cap + 1e-9).any():
+            near = self._assign(dist, cap)
+            load = np.bincount(near, weights=self.demand, minlength=len(idx))
+        return near, load
+
+    def assignment(self, depots) -> np.ndarray | None:
+        """[N] the depot of each customer as the estimate assigns them to ``depots``, or None
+        when that overloads a depot."""
+        idx = sorted(int(d) for d in depots)
+        if not idx:
+            return None
+        near, load = self._near(idx)
+        if (load > self.capacity[idx] + 1e-9).any():
+            return None
+        return np.asarray(idx, np.int64)[near]
+
     def _evaluate(self, key: tuple[int, ...]) -> float:
         idx = list(key)
         cap = self.capacity[idx]
         if not idx or cap.sum() < self.need - 1e-9:
             return math.inf
         dist = self.dist[idx]
-        near = dist.argmin(axis=0)
-        load = np.bincount(near, weights=self.demand, minlength=len(idx))
-        if (load > cap + 1e-9).any():
-            near = self._assign(dist, cap)
-            load = np.bincount(near, weights=self.demand, minlength=len(idx))
+        near, load = self._near(idx)
         cols = np.arange(dist.shape[1])
         radial = 2.0 * float((dist[near, cols] * self.demand).sum()) / self.q
         routes = float(np.ceil(load / self.q - 1e-9).sum())
@@ -269,10 +293,11 @@ class SetEstimate:
         Every non-empty set when there are at most ``max_sets`` of them; else every set of
         the sizes ``1..k`` that fit into ``max_sets`` sets, plus the descents
         (best-improvement drop / swap / add) from a greedy drop started on all depots, then
-        from the facility-location model's set (:meth:`located_set`, in the time left) and
-        from the best ``starts`` sets enumerated. With ``max_seconds`` the ranking stops when
-        that time is spent (on large instances, e.g. 60 depots and 1,000 customers, the full
-        ranking takes tens of seconds) and holds the sets estimated so far.
+        from the facility-location model's set (:meth:`located_set`, in the time left; first
+        from :data:`MODEL_FIRST_DEPOTS` depots) and from the best ``starts`` sets enumerated.
+        With ``max_seconds`` the ranking stops when that time is spent (on large instances,
+        e.g. 60 depots and 1,000 customers, the full ranking takes tens of seconds) and holds
+        the sets estimated so far.
         """
         self.stop_at(None if max_seconds is None else self._clock() + max_seconds)
         try:
@@ -300,6 +325,10 @@ class SetEstimate:
                     self(s)
                 count += math.comb(num_depots, size)
                 size += 1
+            if num_depots >= MODEL_FIRST_DEPOTS:  # the drop alone would take longer
+                located = self.located_set()
+                if located:
+                    self._descend(located)
             current = tuple(range(num_depots))
             while len(current) > 1:  # greedy drop
                 cand = min((tuple(x for x in current if x != d) for d in current), key=self)
@@ -308,9 +337,10 @@ class SetEstimate:
                 current = cand
             starts_at = sorted(self._cache, key=lambda s: (self(s), s))[:starts]
             self._descend(current)
-            located = self.located_set()  # after the cheap descent: what time is left
-            if located:
-                self._descend(located)
+            if num_depots < MODEL_FIRST_DEPOTS:
+                located = self.located_set()  # after the cheap descent: what time is left
+                if located:
+                    self._descend(located)
             for current in starts_at:
                 self._descend(current)
 
@@ -380,6 +410,9 @@ def depot_set_search(
     iterations of the candidates not run included). ``initial`` (a valid solution)
     warm-starts the first run and is kept if nothing beats it.
     """
+
+    if instance.num_customers >= LARGE_INSTANCE:
+        return _search_large(instance, seconds, max_iterations, seed, initial, clock)
 
     def part(share: float) -> tuple[float | None, int | None]:
         return budget_part(seconds, max_iterations, share)
@@ -452,6 +485,44 @@ def depot_set_search(
     if _cost(instance, sol) < best_cost:
         best = sol
     return best
+
+
+def _search_large(
+    instance: CLRPInstance,
+    seconds: float | None,
+    max_iterations: int | None,
+    seed: int,
+    initial: CLRPSolution | None,
+    clock: Callable[[], float],
+) -> CLRPSolution | None:
+    """:func:`depot_set_search` from :data:`.decompose.LARGE_INSTANCE` customers: one depot
+    set and assignment (``initial``'s, else the first ranked set whose estimate's assignment
+    fits the capacities), routed by parts (:func:`.decompose.route_by_parts`)."""
+    start = clock()
+    est = SetEstimate(instance, clock=clock)
+    if initial is not None and initial.routes:
+        assignment = np.empty(instance.num_customers, np.int64)
+        for r in initial.routes:
+            assignment[list(r.customers)] = r.depot
+    else:
+        ranked = est.best_sets(max_seconds=None if seconds is None else RANKING_SHARE * seconds)
+        tries = [*ranked[:LARGE_SETS], tuple(range(instance.num_depots))]
+        assignment = next((a for a in map(est.assignment, tries) if a is not None), None)
+        if assignment is None:
+            logger.info("%s: no depot set whose assignment fits; PyVRP on every depot",
+                        instance.name)  # fmt: skip
+            left = _left(seconds, start, clock)
+            return route_on_set(instance, range(instance.num_depots), left, max_iterations, seed,
+                                clock=clock)  # fmt: skip
+    found = route_by_parts(instance, assignment, _left(seconds, start, clock), max_iterations,
+                           seed, initial, clock=clock)  # fmt: skip
+    if initial is not None and _cost(instance, initial) <= _cost(instance, found):
+        return initial
+    return found
+
+
+def _left(seconds: float | None, start: float, clock: Callable[[], float]) -> float | None:
+    return None if seconds is None else max(0.0, seconds - (clock() - start))
 
 
 def solve_pyvrp(
