@@ -164,6 +164,29 @@ class Policy:
     """Stands for a policy (the fakes never call it)."""
 
 
+def test_a_large_instance_decodes_a_tenth_then_gives_pyvrp_alone_the_explore_share(
+    fakes, monkeypatch
+):
+    """From LARGE_INSTANCE customers (2 here) a start refined by parts keeps its depots and
+    assignment, so: decoding gets 10 s of 100 (its first unit still up to 50 s), PyVRP alone
+    half of the 89.95 s left, the best (S2, the best start: PyVRP alone finds nothing here)
+    the rest but the 2 s reserve; no start is refined on its own."""
+    clock, calls = fakes
+    monkeypatch.setattr(hybrid, "LARGE_INSTANCE", 2)
+    assert corner().num_customers == 2 and hybrid.LARGE_START_SHARE == 0.1
+    result = solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
+    alone = (100.0 - 0.05 - 10.0) * 0.5
+    assert calls[0] == ("decode", 10.0, 50.0, 3)
+    assert calls[1] == ("pyvrp", pytest.approx(alone), 10)
+    assert calls[2] == ("refine", pytest.approx(99.95 - 10.0 - alone - 2.0), 11, S2)
+    assert len(calls) == 3 and result.solution is S2
+    assert BARS[0].phases == ["decode", "pyvrp alone", "done"]
+    monkeypatch.setattr(hybrid, "LARGE_INSTANCE", corner().num_customers + 1)
+    calls.clear()
+    solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
+    assert calls[0] == ("decode", 30.0, 50.0, 3)  # below it: the usual shares
+
+
 def test_without_classical_the_starts_share_the_explore_part(fakes):
     clock, calls = fakes
     solve_hybrid(corner(), object(), seconds=10.0, start_share=0.2, explore_share=0.6,

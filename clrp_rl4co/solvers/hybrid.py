@@ -32,6 +32,7 @@ import torch
 
 from ..data import CLRPInstance, CLRPSolution, instances_to_tensordict
 from .common import SolverResult, check_instance, make_result
+from .decompose import LARGE_INSTANCE
 from .pyvrp_solver import solve_pyvrp
 from .recombine import recombine
 from .refine import refine_solution
@@ -55,6 +56,9 @@ FIRST_UNIT_SHARE = 0.5
 POOL_SIZE = 100
 #: Seconds kept free at the end of the budget for pricing and returning the result.
 END_MARGIN = 0.05
+#: Largest decode share from :data:`.decompose.LARGE_INSTANCE` customers, where PyVRP by
+#: parts beats the learned starts at 2,000 and 5,000 customers (results/budgets/).
+LARGE_START_SHARE = 0.1
 #: Share of the budget first assumed as a refinement's overrun (PyVRP's set-up and the
 #: decoding of its result come on top of its own time limit); then the largest overrun seen.
 END_SHARE = 0.02
@@ -392,7 +396,9 @@ def solve_hybrid(
        part of ``explore_share`` of the time left; with ``classical`` one more part goes to
        PyVRP alone (:func:`.pyvrp_solver.solve_pyvrp`, from the cost estimate's best depot
        set), so a poor learned depot set cannot hold the search (only when there are several
-       candidates);
+       candidates); from :data:`.decompose.LARGE_INSTANCE` customers (routed by parts, a
+       start's depots and assignment stay fixed) the decoding gets at most
+       :data:`LARGE_START_SHARE` of the budget and PyVRP alone all of ``explore_share``;
     3. the best solution so far is refined for the rest of the budget.
 
     The result is never worse than the best learned start. With no policy, or when not even
@@ -439,6 +445,8 @@ def solve_hybrid(
     bar = _Bar(progress, seconds, instance.name, clock)
     try:
         found = LearnedStarts()
+        if instance.num_customers >= LARGE_INSTANCE:
+            start_share = min(start_share, LARGE_START_SHARE)
         if policy is not None and start_share > 0:
             found = learned_starts(
                 instance,
@@ -495,7 +503,12 @@ def solve_hybrid(
 
         seconds_left = deadline - clock()
         candidates = len(found.solutions) + (1 if classical else 0)
-        if candidates > 1 and seconds_left > 0:
+        if instance.num_customers >= LARGE_INSTANCE and classical and seconds_left > 0:
+            # refining a start by parts keeps its depots and assignment: PyVRP alone (the
+            # estimate's set) first, then the better of it and the best start goes on
+            attempt(pyvrp_alone, seconds_left * explore_share)
+            bar.update("pyvrp alone")
+        elif candidates > 1 and seconds_left > 0:
             each = seconds_left * explore_share / candidates
             for k, solution in enumerate(found.solutions):
                 attempt(refine(solution, seed + k), each)
