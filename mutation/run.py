@@ -130,6 +130,14 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_pyvrp_budget.py",
         "tests/test_solvers_pyvrp_encoding.py",
         "tests/test_solvers_pyvrp.py",
+        "tests/test_solvers_location_model.py",
+        "tests/test_solvers_decompose.py",
+    ],
+    "clrp_rl4co/solvers/location_model.py": [
+        "tests/test_solvers_location_model.py",
+    ],
+    "clrp_rl4co/solvers/decompose.py": [
+        "tests/test_solvers_decompose.py",
     ],
     "clrp_rl4co/solvers/hybrid.py": [
         "tests/test_solvers_hybrid_budget.py",
@@ -141,6 +149,7 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/solvers/highs.py": [
         "tests/test_solvers_exact.py",
         "tests/test_solvers_recombine.py",
+        "tests/test_solvers_location_model.py",
     ],
     "clrp_rl4co/solving.py": [
         "tests/test_solve.py",
@@ -190,6 +199,10 @@ MODULES: dict[str, list[str]] = {
 
 #: Files besides the package and tests/ that the tests read through paths relative to the repo.
 ALSO_COPY: dict[str, list[str]] = {
+    # tests/test_solvers_location_model.py reads datasets/hard
+    "clrp_rl4co/solvers/location_model.py": ["datasets"],
+    "clrp_rl4co/solvers/pyvrp_solver.py": ["datasets"],
+    "clrp_rl4co/solvers/highs.py": ["datasets"],
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
     "clrp_rl4co/mixed_preset.py": ["configs"],

@@ -636,6 +636,28 @@ def test_the_ranking_descends_from_the_location_models_set_too():
     assert located in ranked
 
 
+def test_below_fifty_depots_a_slow_model_cannot_cost_the_descents():
+    # The landscape above; the model's set would lead to the best set, but solving the model
+    # takes 100 s of a 1 s ranking. Below MODEL_FIRST_DEPOTS it runs after the drop's
+    # descent, which therefore still reaches {1..8, 10, 11}; from 50 depots it runs first
+    # and the deadline then stops the ranking before the drop.
+    weights = [0.30, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.50, 0.40]
+    second = (*range(1, 9), 10, 11)
+    hidden, located = (*range(7), 9, 10, 11), (*range(7), 8, 9, 11)
+    bonus = {tuple(range(1, 11)): 0.25, second: 0.50, hidden: 1.00}
+    clock = FakeClock()
+
+    class SlowModel(Landscape):
+        def located_set(self):
+            clock.now += 100.0
+            return self.located
+
+    assert pyvrp_solver.MODEL_FIRST_DEPOTS == 50
+    est = SlowModel(weights, min_size=10, penalty=5.0, bonus=bonus, located=located)
+    est._clock = clock
+    assert est.best_sets(max_sets=100, starts=0, max_seconds=1.0)[0] == second
+
+
 def test_every_set_is_ranked_when_they_fit_into_max_sets():
     weights = [0.3, 0.1, 0.2, 0.4, 0.5]  # 31 non-empty sets
     est = Landscape(weights, min_size=1, penalty=0.0)

@@ -292,9 +292,10 @@ class SetEstimate:
 
         Every non-empty set when there are at most ``max_sets`` of them; else every set of
         the sizes ``1..k`` that fit into ``max_sets`` sets, plus the descents
-        (best-improvement drop / swap / add) from a greedy drop started on all depots, then
-        from the facility-location model's set (:meth:`located_set`, in the time left; first
-        from :data:`MODEL_FIRST_DEPOTS` depots) and from the best ``starts`` sets enumerated.
+        (best-improvement drop / swap / add) from a greedy drop started on all depots and from
+        the best ``starts`` sets estimated by then, then from the facility-location model's
+        set (:meth:`located_set`, in the time left; first from :data:`MODEL_FIRST_DEPOTS`
+        depots).
         With ``max_seconds`` the ranking stops when that time is spent (on large instances,
         e.g. 60 depots and 1,000 customers, the full ranking takes tens of seconds) and holds
         the sets estimated so far.
@@ -336,13 +337,12 @@ class SetEstimate:
                     break
                 current = cand
             starts_at = sorted(self._cache, key=lambda s: (self(s), s))[:starts]
-            self._descend(current)
+            for seed_set in [current, *starts_at]:
+                self._descend(seed_set)
             if num_depots < MODEL_FIRST_DEPOTS:
-                located = self.located_set()  # after the cheap descent: what time is left
+                located = self.located_set()  # after the cheap descents: what time is left
                 if located:
                     self._descend(located)
-            for current in starts_at:
-                self._descend(current)
 
     def _descend(self, current: tuple[int, ...]) -> None:
         """Best-improvement descent on all moves from ``current`` (none from a set whose
