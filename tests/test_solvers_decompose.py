@@ -12,7 +12,7 @@ from clrp_rl4co.data import CLRPInstance, CLRPSolution
 from clrp_rl4co.data.solution import Route, route_length
 from clrp_rl4co.solvers import solve_pyvrp
 from clrp_rl4co.solvers.decompose import depot_groups, route_by_parts, sub_instance
-from clrp_rl4co.solvers.pyvrp_solver import SetEstimate
+from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, route_on_set
 
 
 def clustered_instance(seed: int = 0, per_cluster: int = 60) -> CLRPInstance:
@@ -79,13 +79,13 @@ def test_an_unused_depot_is_in_no_group():
 def test_routes_by_parts_are_valid_and_keep_the_assignment():
     instance = clustered_instance()
     assignment = nearest_assignment(instance)
-    sol = route_by_parts(instance, assignment, seconds=None, max_iterations=200,
+    sol = route_by_parts(instance, assignment, None, route_on_set, max_iterations=200,
                          part_customers=60)  # fmt: skip
     sol.check(instance)
     group_of = {d: k for k, g in enumerate(depot_groups(instance, assignment, 60)) for d in g}
     for r in sol.routes:  # a customer may change depot within its group, not leave it
         assert all(group_of[int(assignment[c])] == group_of[r.depot] for c in r.customers)
-    again = route_by_parts(instance, assignment, seconds=None, max_iterations=200,
+    again = route_by_parts(instance, assignment, None, route_on_set, max_iterations=200,
                            part_customers=60)  # fmt: skip
     assert again.cost(instance).total == sol.cost(instance).total  # deterministic
 
@@ -96,13 +96,13 @@ def test_routes_by_parts_never_lose_an_initial_parts_routes():
     # one customer per route: valid and poor, so PyVRP improves on every part
     initial = CLRPSolution([Route(int(assignment[c]), (c,)) for c in range(240)])
     initial.check(instance)
-    sol = route_by_parts(instance, assignment, None, max_iterations=100, initial=initial,
-                         part_customers=60)  # fmt: skip
+    sol = route_by_parts(instance, assignment, None, route_on_set, max_iterations=100,
+                         initial=initial, part_customers=60)  # fmt: skip
     sol.check(instance)
     assert sol.cost(instance).total < initial.cost(instance).total
     # a single iteration per part may not improve a part: its routes are then kept
-    once = route_by_parts(instance, assignment, None, max_iterations=1, initial=initial,
-                          part_customers=60)  # fmt: skip
+    once = route_by_parts(instance, assignment, None, route_on_set, max_iterations=1,
+                          initial=initial, part_customers=60)  # fmt: skip
     once.check(instance)
     assert once.cost(instance).total <= initial.cost(instance).total
 

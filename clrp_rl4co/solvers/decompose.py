@@ -5,9 +5,10 @@ first local search alone outlasts a minute at 10,000 customers, and its dense di
 duration matrices need gigabytes. Once the open depots and each customer's depot are fixed,
 the routes of distant depots do not interact, so the depots are split into groups of nearby
 depots (recursive bisection of their coordinates, at most ``part_customers`` customers per
-group) and each group is routed on its own (:func:`.pyvrp_solver.route_on_set` on the
-sub-instance of its depots and customers: PyVRP may still move customers between the
-depots of a group), each in its share of the time, in proportion to its customers.
+group) and each group is routed on its own (by the given ``route``, PyVRP's
+:func:`.pyvrp_solver.route_on_set`, on the sub-instance of its depots and customers: PyVRP
+may still move customers between the depots of a group), each in its share of the time, in
+proportion to its customers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ from ..data import CLRPInstance, CLRPSolution
 from ..data.solution import Route
 
 logger = logging.getLogger(__name__)
+
+#: How one group is routed: ``(instance, depots, seconds, iterations, seed, initial, clock=)``
+#: to a solution or None.
+RouteOnSet = Callable[..., "CLRPSolution | None"]
 
 #: Customers from which the depot-set search routes by parts.
 LARGE_INSTANCE = 2000
@@ -77,6 +82,7 @@ def route_by_parts(
     instance: CLRPInstance,
     assignment: np.ndarray,
     seconds: float | None,
+    route: RouteOnSet,
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
@@ -90,6 +96,8 @@ def route_by_parts(
         assignment: [N] the depot of each customer; each depot's load must fit its capacity.
         seconds: the time budget (None: iterations only); a group gets the time left times
             its share of the customers not yet routed.
+        route: routes one group, called as ``route(sub_instance, depots, seconds, iterations,
+            seed, initial, clock=clock)`` (:func:`.pyvrp_solver.route_on_set`).
         max_iterations: PyVRP iterations, split between the groups by customers.
         seed: PyVRP's seed (group ``g`` runs with ``seed + g``).
         initial: a valid solution whose routes agree with ``assignment``: each group starts
@@ -100,8 +108,6 @@ def route_by_parts(
     Returns:
         The joined solution, or None when a group without initial routes got none from PyVRP.
     """
-    from .pyvrp_solver import route_on_set
-
     start = clock()
     assignment = np.asarray(assignment, np.int64)
     groups = depot_groups(instance, assignment, part_customers)
@@ -123,8 +129,8 @@ def route_by_parts(
         iterations = None
         if max_iterations is not None:
             iterations = max(1, int(max_iterations * len(customers) / instance.num_customers))
-        found = route_on_set(sub, range(len(group)), part_seconds, iterations, seed + g, warm,
-                             clock=clock)  # fmt: skip
+        found = route(sub, range(len(group)), part_seconds, iterations, seed + g, warm,
+                      clock=clock)  # fmt: skip
         if warm is not None and (found is None or _total(sub, found) >= _total(sub, warm)):
             found = warm
         if found is None:

@@ -514,8 +514,8 @@ def _search_large(
             left = _left(seconds, start, clock)
             return route_on_set(instance, range(instance.num_depots), left, max_iterations, seed,
                                 clock=clock)  # fmt: skip
-    found = route_by_parts(instance, assignment, _left(seconds, start, clock), max_iterations,
-                           seed, initial, clock=clock)  # fmt: skip
+    found = route_by_parts(instance, assignment, _left(seconds, start, clock), route_on_set,
+                           max_iterations, seed, initial, clock=clock)  # fmt: skip
     if initial is not None and _cost(instance, initial) <= _cost(instance, found):
         return initial
     return found
