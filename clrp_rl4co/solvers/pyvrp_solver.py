@@ -231,15 +231,15 @@ class SetEstimate:
             out[j] = k
         return out
 
-    def _near(self, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Each customer's position in ``idx`` (nearest, or by :meth:`_assign` when that
-        overloads a depot) and the loads of the depots of ``idx``."""
-        dist, cap = self.dist[idx], self.capacity[idx]
+    def _near(self, dist: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each customer's depot among the rows of ``dist`` ([K, N] costs of a set's depots,
+        ``cap`` [K] their capacities): the nearest, or by :meth:`_assign` when that overloads
+        a depot; and the depots' loads [K]."""
         near = dist.argmin(axis=0)
-        load = np.bincount(near, weights=self.demand, minlength=len(idx))
+        load = np.bincount(near, weights=self.demand, minlength=len(cap))
         if (load > cap + 1e-9).any():
             near = self._assign(dist, cap)
-            load = np.bincount(near, weights=self.demand, minlength=len(idx))
+            load = np.bincount(near, weights=self.demand, minlength=len(cap))
         return near, load
 
     def assignment(self, depots) -> np.ndarray | None:
@@ -248,7 +248,7 @@ class SetEstimate:
         idx = sorted(int(d) for d in depots)
         if not idx:
             return None
-        near, load = self._near(idx)
+        near, load = self._near(self.dist[idx], self.capacity[idx])
         if (load > self.capacity[idx] + 1e-9).any():
             return None
         return np.asarray(idx, np.int64)[near]
@@ -259,7 +259,7 @@ class SetEstimate:
         if not idx or cap.sum() < self.need - 1e-9:
             return math.inf
         dist = self.dist[idx]
-        near, load = self._near(idx)
+        near, load = self._near(dist, cap)
         cols = np.arange(dist.shape[1])
         radial = 2.0 * float((dist[near, cols] * self.demand).sum()) / self.q
         routes = float(np.ceil(load / self.q - 1e-9).sum())
@@ -295,10 +295,9 @@ class SetEstimate:
         (best-improvement drop / swap / add) from a greedy drop started on all depots and from
         the best ``starts`` sets estimated by then, then from the facility-location model's
         set (:meth:`located_set`, in the time left; first from :data:`MODEL_FIRST_DEPOTS`
-        depots).
-        With ``max_seconds`` the ranking stops when that time is spent (on large instances,
-        e.g. 60 depots and 1,000 customers, the full ranking takes tens of seconds) and holds
-        the sets estimated so far.
+        depots). With ``max_seconds`` the ranking stops when that time is spent (on large
+        instances, e.g. 60 depots and 1,000 customers, the full ranking takes tens of seconds)
+        and holds the sets estimated so far.
         """
         self.stop_at(None if max_seconds is None else self._clock() + max_seconds)
         try:
