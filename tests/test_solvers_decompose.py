@@ -3,8 +3,11 @@ large-instance path."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+from clocks import FakeClock
 from instances import random_instance
 
 import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
@@ -152,3 +155,150 @@ def test_the_cost_matrix_is_the_euclidean_distance_bit_for_bit():
         locs = instance.locs
         naive = np.sqrt(((locs[:, None, :] - locs[None, :, :]) ** 2).sum(-1))
         np.testing.assert_array_equal(instance.cost_matrix(), naive)
+
+
+def line_instance(counts, part_name="line") -> CLRPInstance:
+    """Depots at x = 0, 10, 20, ... (y = 0), ``counts[i]`` customers of demand 1 next to
+    depot i; capacities 1,000, opening cost 1, q = 10, F = 1."""
+    depots = np.array([[10.0 * i, 0.0] for i in range(len(counts))])
+    customers = np.array([[10.0 * i + 0.1 * (k + 1), 1.0] for i, n in enumerate(counts)
+                          for k in range(n)])  # fmt: skip
+    return CLRPInstance(
+        depot_locs=depots,
+        customer_locs=customers,
+        depot_capacity=np.full(len(counts), 1000.0),
+        opening_cost=np.ones(len(counts)),
+        demand=np.ones(len(customers)),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+        name=part_name,
+    )
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        ([100, 10, 10], [[0], [1, 2]]),  # half (60) is reached at the first depot
+        ([10, 10, 100], [[0, 1], [2]]),  # ... only at the last: two depots stay left
+        ([30, 30, 30, 30], [[0, 1], [2, 3]]),
+        ([40, 40], [[0], [1]]),  # two depots over the limit are split too
+    ],
+)
+def test_the_bisection_cuts_where_half_the_customers_are_on_the_left(counts, expected):
+    instance = line_instance(counts)
+    assignment = np.repeat(np.arange(len(counts)), counts)
+    assert sorted(depot_groups(instance, assignment, part_customers=60)) == expected
+
+
+class FakeRouter:
+    """Records each group's call and spends half its seconds on ``clock``; group ``g`` gets
+    ``answers[g]``: "single" (one route per customer), "one route" (all customers on one
+    route: cheaper, capacity not checked) or "none" (no routes found)."""
+
+    def __init__(self, clock, answers):
+        self.clock, self.answers, self.calls = clock, answers, []
+
+    def __call__(self, sub, depots, seconds, iterations, seed, initial, clock=None):
+        g = len(self.calls)
+        self.calls.append((sub.name, sub.num_customers, list(depots), seconds, iterations,
+                           seed, initial, clock))  # fmt: skip
+        if seconds is not None:
+            self.clock.now += seconds / 2
+        answer = self.answers[g]
+        if answer == "none":
+            return None
+        everyone = tuple(range(sub.num_customers))
+        if answer == "one route":  # every customer on one route (q = 10 is not checked here)
+            return CLRPSolution([Route(0, everyone)])
+        if answer == "reversed":  # the single routes, last customer first: the same cost
+            return CLRPSolution([Route(0, (c,)) for c in reversed(everyone)])
+        return CLRPSolution([Route(0, (c,)) for c in everyone])  # one route per customer
+
+
+def test_each_part_gets_its_share_of_the_time_left_its_iterations_and_seed():
+    # 4 groups of 30 customers; 100 s: the first gets 100 x 30 / 120 = 25 s and spends
+    # half; the next (100 - 12.5) x 30 / 90, and so on.
+    clock = FakeClock()
+    instance = line_instance([30, 30, 30, 30], "four")
+    assignment = np.repeat(np.arange(4), 30)
+    router = FakeRouter(clock, ["single"] * 4)
+    sol = route_by_parts(instance, assignment, 100.0, router, max_iterations=1000, seed=7,
+                         part_customers=30, clock=clock)  # fmt: skip
+    spent, left, expected = 0.0, 120, []
+    for _ in range(4):
+        share = (100.0 - spent) * 30 / left
+        expected.append(share)
+        spent += share / 2
+        left -= 30
+    assert [c[3] for c in router.calls] == pytest.approx(expected)
+    assert [c[4] for c in router.calls] == [250] * 4
+    assert [c[5] for c in router.calls] == [7, 8, 9, 10]
+    assert [c[0] for c in router.calls] == [f"four[part {g}]" for g in range(4)]
+    assert all(c[1] == 30 and c[2] == [0] and c[6] is None and c[7] is clock
+               for c in router.calls)  # fmt: skip
+    sol.check(instance)  # the groups' routes, mapped back to the instance's indices
+    assert sorted(r.depot for r in sol.routes) == sorted(np.repeat(np.arange(4), 30).tolist())
+    assert sorted(c for r in sol.routes for c in r.customers) == list(range(120))
+    for r in sol.routes:
+        assert assignment[r.customers[0]] == r.depot
+    few = route_by_parts(instance, assignment, None, FakeRouter(clock, ["single"] * 4),
+                         max_iterations=2, part_customers=30, clock=clock)  # fmt: skip
+    assert few is not None
+    router = FakeRouter(clock, ["single"] * 4)
+    route_by_parts(instance, assignment, None, router, max_iterations=2, part_customers=30)
+    assert [c[3:5] for c in router.calls] == [(None, 1)] * 4  # at least one iteration
+    assert [c[5] for c in router.calls] == [0, 1, 2, 3]  # the default seed is 0
+    router = FakeRouter(clock, ["single"] * 4)
+    route_by_parts(instance, assignment, 0.4, router, part_customers=30, clock=clock)
+    assert router.calls[0][3:5] == (pytest.approx(0.1), None)  # no iteration limit
+
+
+def test_the_last_part_gets_all_the_time_left():
+    clock = FakeClock()
+    instance = line_instance([30, 1], "two")
+    router = FakeRouter(clock, ["single"] * 2)
+    route_by_parts(instance, np.repeat([0, 1], [30, 1]), 62.0, router, part_customers=30,
+                   clock=clock)  # fmt: skip
+    assert [c[3] for c in router.calls] == pytest.approx([60.0, 62.0 - 30.0])
+
+
+def test_a_part_keeps_its_warm_routes_unless_the_router_finds_cheaper_ones(caplog):
+    # Warm start: one route per customer at each depot (30 routes of 1 customer each). The
+    # router answers group 0 with one route of all (cheaper), group 1 with the same single
+    # routes in reverse order (equal cost: warm kept), group 2 with nothing (warm kept).
+    clock = FakeClock()
+    instance = line_instance([30, 30, 30], "three")
+    assignment = np.repeat(np.arange(3), 30)
+    warm = CLRPSolution([Route(int(assignment[c]), (c,)) for c in range(90)])
+    router = FakeRouter(clock, ["one route", "reversed", "none"])
+    sol = route_by_parts(instance, assignment, 30.0, router, initial=warm, part_customers=30,
+                         clock=clock)  # fmt: skip
+    warm_parts = [c[6] for c in router.calls]
+    assert all(len(w.routes) == 30 for w in warm_parts)  # each part got its own warm routes
+    assert warm_parts[1].routes[0] == Route(0, (0,))  # in the part's own indices
+    by_depot = {d: [r for r in sol.routes if r.depot == d] for d in range(3)}
+    assert [len(by_depot[d]) for d in range(3)] == [1, 30, 30]
+    assert by_depot[0][0].customers == tuple(range(30))
+    assert sorted(by_depot[2], key=lambda r: r.customers)[0].customers == (60,)
+    assert [r.customers[0] for r in by_depot[1]] == list(range(30, 60))  # warm's order
+    # without a warm start, a part the router cannot route makes the whole None, and says so
+    caplog.set_level("INFO", logger="clrp_rl4co.solvers.decompose")
+    router = FakeRouter(clock, ["single", "none", "single"])
+    assert route_by_parts(instance, assignment, 30.0, router, part_customers=30,
+                          clock=clock) is None  # fmt: skip
+    assert [r.getMessage() for r in caplog.records] == ["three: PyVRP found no routes for part 1"]
+    assert len(router.calls) == 2  # it stops at the part that failed
+
+
+def test_a_sub_instance_keeps_the_vehicle_and_cost_conventions():
+    instance = dataclasses.replace(random_instance(12, seed=1, num_depots=4),
+                                   rounded_costs=True, name="whole")  # fmt: skip
+    sub = sub_instance(instance, [2, 0], [5, 1, 9])
+    assert (sub.vehicle_capacity, sub.vehicle_fixed_cost) == (70.0, 1.0)
+    assert sub.rounded_costs and sub.name == "whole"
+    assert sub_instance(instance, [2], [5], "part").name == "part"
+    np.testing.assert_array_equal(sub.depot_locs, instance.depot_locs[[2, 0]])
+    np.testing.assert_array_equal(sub.customer_locs, instance.customer_locs[[5, 1, 9]])
+    full = instance.cost_matrix()
+    nodes = [2, 0, 4 + 5, 4 + 1, 4 + 9]
+    np.testing.assert_array_equal(sub.cost_matrix(), full[np.ix_(nodes, nodes)])
