@@ -18,6 +18,7 @@ from scipy.sparse import coo_array
 from clrp_rl4co import interrupt
 from clrp_rl4co.data import CLRPInstance
 from clrp_rl4co.data.files import read_instance
+from clrp_rl4co.solvers import location_model
 from clrp_rl4co.solvers.location_model import candidate_depots, facility_location_set
 from clrp_rl4co.solvers.pyvrp_solver import SetEstimate
 
@@ -180,3 +181,28 @@ def test_the_ranking_comes_near_the_model_optimum_on_heterogeneous_depots(name):
     ranked = est.best_sets(max_seconds=None)
     bound = model_optimum(instance)
     assert bound <= est(ranked[0]) <= 1.05 * bound
+
+
+def test_the_model_prints_nothing(capfd):
+    instance = line_instance([0.0, 2.0, 50.0], [10.0, 15.0, 15.0], [1.0, 100.0, 0.0],
+                             [1.0, 2.0, 3.0], [5.0, 5.0, 5.0])  # fmt: skip
+    capfd.readouterr()
+    assert facility_location_set(instance, seconds=30.0) == (0, 2)
+    assert capfd.readouterr().out == ""
+
+
+def test_without_a_time_limit_the_branch_and_bound_is_node_limited(monkeypatch):
+    seen = {}
+    real = location_model.run_highs
+
+    def spy(h, seconds):
+        seen["nodes"], seen["seconds"] = h.getOptionValue("mip_max_nodes")[1], seconds
+        return real(h, seconds)
+
+    monkeypatch.setattr(location_model, "run_highs", spy)
+    instance = line_instance([0.0, 2.0, 50.0], [10.0, 15.0, 15.0], [1.0, 100.0, 0.0],
+                             [1.0, 2.0, 3.0], [5.0, 5.0, 5.0])  # fmt: skip
+    facility_location_set(instance, seconds=None)
+    assert seen == {"nodes": location_model.MAX_NODES, "seconds": 120.0}
+    facility_location_set(instance, seconds=3.0)
+    assert seen["seconds"] == 3.0 and seen["nodes"] > location_model.MAX_NODES  # HiGHS's default
