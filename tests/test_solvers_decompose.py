@@ -11,10 +11,11 @@ from clocks import FakeClock
 from instances import random_instance
 
 import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
+from clrp_rl4co import interrupt
 from clrp_rl4co.data import CLRPInstance, CLRPSolution
 from clrp_rl4co.data.solution import Route, route_length
 from clrp_rl4co.solvers import solve_pyvrp
-from clrp_rl4co.solvers.decompose import depot_groups, route_by_parts, sub_instance
+from clrp_rl4co.solvers.decompose import depot_groups, route_by_parts, sub_instance, sweep_routes
 from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, route_on_set
 
 
@@ -302,3 +303,71 @@ def test_a_sub_instance_keeps_the_vehicle_and_cost_conventions():
     full = instance.cost_matrix()
     nodes = [2, 0, 4 + 5, 4 + 1, 4 + 9]
     np.testing.assert_array_equal(sub.cost_matrix(), full[np.ix_(nodes, nodes)])
+
+
+def test_a_sweep_cuts_the_customers_in_angle_order_at_the_vehicle_capacity():
+    # Depot at the origin; customers at angles 0, 90, 180 and -90 degrees (indices 0-3) and
+    # one more at 45 degrees (index 4); q = 10. Angle order from -pi: 3 (-90), 0 (0), 4 (45),
+    # 1 (90), 2 (180). Demands 4, 5, 3, 6, 2: loads 6 + 4 = 10 (full), then 2 + 5 = 7 (+3 would
+    # be 10: still fits), so the routes are (3, 0), (4, 1, 2).
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [50.0, 50.0]]),
+        customer_locs=np.array([[1.0, 0.0], [0.0, 2.0], [-3.0, 0.0], [0.0, -1.0], [1.0, 1.0]]),
+        depot_capacity=np.full(2, 100.0),
+        opening_cost=np.ones(2),
+        demand=np.array([4.0, 5.0, 3.0, 6.0, 2.0]),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert sweep_routes(instance, 0, [0, 1, 2, 3, 4]) == [Route(0, (3, 0)), Route(0, (4, 1, 2))]
+    assert sweep_routes(instance, 0, [4, 2]) == [Route(0, (4, 2))]  # any order given
+    assert sweep_routes(instance, 0, []) == []
+    # seen from depot 1 at (50, 50) every customer lies towards -135 degrees or so
+    routes = sweep_routes(instance, 1, [0, 1, 2, 3, 4])
+    assert all(r.depot == 1 for r in routes)
+    assert sorted(c for r in routes for c in r.customers) == [0, 1, 2, 3, 4]
+    assert all(instance.demand[list(r.customers)].sum() <= 10.0 for r in routes)
+
+
+def test_after_a_stop_request_no_part_is_routed_and_the_solution_is_still_complete(caplog):
+    # Three groups of 30 customers (demand 1, q = 10); the stop comes during part 0's run:
+    # parts 1 and 2 are not handed to the router. Without a warm start they get sweep
+    # routes (3 routes of 10 at each depot); with one they keep its routes.
+    clock = FakeClock()
+    instance = line_instance([30, 30, 30], "three")
+    assignment = np.repeat(np.arange(3), 30)
+
+    class StopDuringFirst(FakeRouter):
+        def __call__(self, *args, **kwargs):
+            interrupt.request()
+            return super().__call__(*args, **kwargs)
+
+    caplog.set_level("INFO", logger="clrp_rl4co.solvers.decompose")
+    router = StopDuringFirst(clock, ["one route", "single", "single"])
+    try:
+        sol = route_by_parts(instance, assignment, 30.0, router, part_customers=30,
+                             clock=clock)  # fmt: skip
+        assert len(router.calls) == 1
+        by_depot = {d: [r for r in sol.routes if r.depot == d] for d in range(3)}
+        assert by_depot[0] == [Route(0, tuple(range(30)))]  # part 0: the router's answer
+        for d in (1, 2):  # customers of depot d sit left to right, at angles 84 to 45 deg
+            assert by_depot[d] == [Route(d, tuple(range(30 * d + 29 - 10 * k, 30 * d + 19 - 10 * k,
+                                                        -1))) for k in range(3)]  # fmt: skip
+        assert [r.getMessage() for r in caplog.records] == [
+            "three: stop requested; part 1 routed by sweep",
+            "three: stop requested; part 2 routed by sweep",
+        ]
+        interrupt.clear()
+        warm = CLRPSolution([Route(int(assignment[c]), (c,)) for c in range(90)])
+        router = StopDuringFirst(clock, ["none", "single", "single"])
+        kept = route_by_parts(instance, assignment, 30.0, router, initial=warm,
+                              part_customers=30, clock=clock)  # fmt: skip
+        assert len(router.calls) == 1
+        assert sorted(kept.routes, key=lambda r: r.customers) == warm.routes
+        # a stop before anything ran: no router call at all, and a valid solution
+        router = FakeRouter(clock, ["single"] * 3)
+        assert route_by_parts(instance, assignment, 30.0, router, part_customers=30,
+                              clock=clock).cost(instance).total > 0  # fmt: skip
+        assert router.calls == []
+    finally:
+        interrupt.clear()

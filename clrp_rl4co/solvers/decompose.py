@@ -8,7 +8,9 @@ depots (recursive bisection of their coordinates, at most ``part_customers`` cus
 group) and each group is routed on its own (by the given ``route``, PyVRP's
 :func:`.pyvrp_solver.route_on_set`, on the sub-instance of its depots and customers: PyVRP
 may still move customers between the depots of a group), each in its share of the time, in
-proportion to its customers.
+proportion to its customers. Once a stop is requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C)
+no further group is handed to PyVRP: each keeps its warm routes, or gets sweep routes
+(:func:`sweep_routes`), so an interrupted run still returns a complete solution.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import interrupt
 from ..data import CLRPInstance, CLRPSolution
 from ..data.solution import Route
 
@@ -106,7 +109,8 @@ def route_by_parts(
         clock: the wall clock.
 
     Returns:
-        The joined solution, or None when a group without initial routes got none from PyVRP.
+        The joined solution, or None when a group without initial routes got none from PyVRP
+        and no stop was requested.
     """
     start = clock()
     assignment = np.asarray(assignment, np.int64)
@@ -124,24 +128,73 @@ def route_by_parts(
                 Route(local_depot[r.depot], tuple(local_customer[c] for c in r.customers))
                 for r in initial.routes if r.depot in local_depot
             ])  # fmt: skip
-        share = len(customers) / max(left, 1)
-        part_seconds = None if seconds is None else max(0.0, (seconds - (clock() - start)) * share)
-        iterations = None
-        if max_iterations is not None:
-            iterations = max(1, int(max_iterations * len(customers) / instance.num_customers))
-        found = route(sub, range(len(group)), part_seconds, iterations, seed + g, warm,
-                      clock=clock)  # fmt: skip
+        found = None
+        if not interrupt.requested():  # once stopping, no further PyVRP runs
+            share = len(customers) / max(left, 1)
+            part_seconds = None
+            if seconds is not None:
+                part_seconds = max(0.0, (seconds - (clock() - start)) * share)
+            iterations = None
+            if max_iterations is not None:
+                iterations = max(1, int(max_iterations * len(customers) / instance.num_customers))
+            found = route(sub, range(len(group)), part_seconds, iterations, seed + g, warm,
+                          clock=clock)  # fmt: skip
         if warm is not None and (found is None or _total(sub, found) >= _total(sub, warm)):
             found = warm
+        if found is None and interrupt.requested():  # a complete solution all the same
+            logger.info("%s: stop requested; part %d routed by sweep", instance.name, g)
+            local = assignment[customers]
+            found = CLRPSolution([
+                r for k, depot in enumerate(group)
+                for r in sweep_routes(sub, k, np.flatnonzero(local == depot))
+            ])  # fmt: skip
         if found is None:
             logger.info("%s: PyVRP found no routes for part %d", instance.name, g)
             return None
-        routes.extend(
-            Route(group[r.depot], tuple(int(customers[c]) for c in r.customers))
-            for r in found.routes
-        )
+        routes.extend(_global_routes(found, group, customers))
         left -= len(customers)
     return CLRPSolution(routes)
+
+
+def _global_routes(solution: CLRPSolution, group, customers) -> list[Route]:
+    """The routes of a group's sub-instance solution in the whole instance's indices."""
+    return [
+        Route(int(group[r.depot]), tuple(int(customers[c]) for c in r.customers))
+        for r in solution.routes
+    ]
+
+
+def sweep_routes(instance: CLRPInstance, depot: int, customers) -> list[Route]:
+    """Routes from ``depot`` over ``customers`` by a sweep: the customers in increasing polar
+    angle around the depot (``arctan2``, from -pi to pi; ties by index), cut into consecutive
+    routes whose load stays within the vehicle capacity (a new route when the next customer
+    would exceed it). Every demand must fit one vehicle (:func:`.common.check_instance`).
+
+    Args:
+        instance: the instance.
+        depot: the depot's index.
+        customers: [k] the customers' indices (any order; none: no routes).
+
+    Returns:
+        The routes in sweep order.
+    """
+    customers = np.asarray(customers, np.int64)
+    offset = instance.customer_locs[customers] - instance.depot_locs[depot]
+    order = customers[np.argsort(np.arctan2(offset[:, 1], offset[:, 0]), kind="stable")]
+    capacity = instance.vehicle_capacity
+    routes: list[Route] = []
+    current: list[int] = []
+    load = 0.0
+    for c in order:
+        demand = float(instance.demand[c])
+        if current and load + demand > capacity:
+            routes.append(Route(int(depot), tuple(current)))
+            current, load = [], 0.0
+        current.append(int(c))
+        load += demand
+    if current:
+        routes.append(Route(int(depot), tuple(current)))
+    return routes
 
 
 def _total(instance: CLRPInstance, solution: CLRPSolution) -> float:

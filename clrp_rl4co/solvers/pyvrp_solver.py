@@ -326,9 +326,7 @@ class SetEstimate:
                 count += math.comb(num_depots, size)
                 size += 1
             if num_depots >= MODEL_FIRST_DEPOTS:  # the drop alone would take longer
-                located = self.located_set()
-                if located:
-                    self._descend(located)
+                self._descend_from_model()
             current = tuple(range(num_depots))
             while len(current) > 1:  # greedy drop
                 cand = min((tuple(x for x in current if x != d) for d in current), key=self)
@@ -338,10 +336,14 @@ class SetEstimate:
             starts_at = sorted(self._cache, key=lambda s: (self(s), s))[:starts]
             for seed_set in [current, *starts_at]:
                 self._descend(seed_set)
-            if num_depots < MODEL_FIRST_DEPOTS:
-                located = self.located_set()  # after the cheap descents: what time is left
-                if located:
-                    self._descend(located)
+            if num_depots < MODEL_FIRST_DEPOTS:  # after the cheap descents: what time is left
+                self._descend_from_model()
+
+    def _descend_from_model(self) -> None:
+        """The descent from the facility-location model's set (none when it has none)."""
+        located = self.located_set()
+        if located:
+            self._descend(located)
 
     def _descend(self, current: tuple[int, ...]) -> None:
         """Best-improvement descent on all moves from ``current`` (none from a set whose
