@@ -103,3 +103,53 @@ def test_tensordict_batch_rules_and_device():
         instances_to_tensordict([_toy(), small])
     td = instances_to_tensordict([small], device="meta")
     assert td.device == torch.device("meta") and td["locs"].is_meta
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_depot_customer_costs_are_the_cost_matrix_block_bit_for_bit(rounded):
+    rng = np.random.default_rng(5)
+    fields = dict(
+        depot_locs=rng.random((4, 2)) * 37.0,
+        customer_locs=rng.random((9, 2)) * 37.0,
+        depot_capacity=np.full(4, 100.0),
+        opening_cost=np.ones(4),
+        demand=np.full(9, 3.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+        rounded_costs=rounded,
+    )
+    alone = CLRPInstance(**fields).depot_customer_costs()  # no cost matrix built
+    assert alone.shape == (4, 9)
+    d = fields["depot_locs"][:, None, :] - fields["customer_locs"][None, :, :]
+    euclid = np.sqrt((d**2).sum(-1))
+    np.testing.assert_allclose(alone, np.ceil(100 * euclid) if rounded else euclid, rtol=1e-12)
+    cached = CLRPInstance(**fields)
+    block = cached.cost_matrix()[:4, 4:]
+    np.testing.assert_array_equal(alone, block)  # the same numbers, bit for bit
+    np.testing.assert_array_equal(cached.depot_customer_costs(), block)
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_arc_costs_are_the_cost_matrix_entries_bit_for_bit(rounded):
+    rng = np.random.default_rng(8)
+    fields = dict(
+        depot_locs=rng.random((3, 2)) * 53.0,
+        customer_locs=rng.random((7, 2)) * 53.0,
+        depot_capacity=np.full(3, 100.0),
+        opening_cost=np.ones(3),
+        demand=np.full(7, 3.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+        rounded_costs=rounded,
+    )
+    tails = rng.integers(0, 10, 200)
+    heads = rng.integers(0, 10, 200)
+    alone = CLRPInstance(**fields).arc_costs(tails, heads)  # no cost matrix built
+    locs = np.concatenate([fields["depot_locs"], fields["customer_locs"]])
+    euclid = np.sqrt(((locs[tails] - locs[heads]) ** 2).sum(-1))
+    np.testing.assert_allclose(alone, np.ceil(100 * euclid) if rounded else euclid, rtol=1e-12)
+    cached = CLRPInstance(**fields)
+    entries = cached.cost_matrix()[tails, heads]
+    np.testing.assert_array_equal(alone, entries)  # bit for bit, depots and customers alike
+    np.testing.assert_array_equal(cached.arc_costs(tails, heads), entries)
+    assert cached.arc_costs([], []).shape == (0,)

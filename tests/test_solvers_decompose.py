@@ -141,6 +141,23 @@ def test_the_search_routes_a_large_instance_by_parts(monkeypatch):
     assert again.objective == res.objective
 
 
+def test_the_large_path_ranks_sets_for_a_quarter_of_its_budget(monkeypatch):
+    # From LARGE_INSTANCE customers the first ranked set is the only one routed, so the
+    # ranking gets LARGE_RANKING_SHARE = 0.25 of the time (10 s of 40), not RANKING_SHARE.
+    monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 200)
+    asked = []
+    real = SetEstimate.best_sets
+
+    def spy(self, *args, **kwargs):
+        asked.append(kwargs.get("max_seconds"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SetEstimate, "best_sets", spy)
+    monkeypatch.setattr(pyvrp_solver, "route_by_parts", lambda *a, **k: None)
+    pyvrp_solver.depot_set_search(clustered_instance(), 40.0, clock=FakeClock())
+    assert asked == [pytest.approx(10.0)]
+
+
 def test_the_cost_matrix_is_the_euclidean_distance_bit_for_bit():
     rng = np.random.default_rng(0)
     for dtype in (np.float64, np.float32):
@@ -235,10 +252,13 @@ def test_each_part_gets_its_share_of_the_time_left_its_iterations_and_seed():
     assert [c[4] for c in router.calls] == [250] * 4
     assert [c[5] for c in router.calls] == [7, 8, 9, 10]
     assert [c[0] for c in router.calls] == [f"four[part {g}]" for g in range(4)]
-    assert all(c[1] == 30 and c[2] == [0] and c[6] is None and c[7] is clock
-               for c in router.calls)  # fmt: skip
+    assert all(c[1] == 30 and c[2] == [0] and c[7] is clock for c in router.calls)
+    for c in router.calls:  # no initial solution: each part starts from its sweep routes
+        assert c[6].routes == [Route(0, tuple(range(29 - 10 * k, 19 - 10 * k, -1)))
+                               for k in range(3)]  # fmt: skip
     sol.check(instance)  # the groups' routes, mapped back to the instance's indices
-    assert sorted(r.depot for r in sol.routes) == sorted(np.repeat(np.arange(4), 30).tolist())
+    # the router's single routes cost more than the sweep's three routes: the sweep stays
+    assert sorted(r.depot for r in sol.routes) == np.repeat(np.arange(4), 3).tolist()
     assert sorted(c for r in sol.routes for c in r.customers) == list(range(120))
     for r in sol.routes:
         assert assignment[r.customers[0]] == r.depot
@@ -282,13 +302,15 @@ def test_a_part_keeps_its_warm_routes_unless_the_router_finds_cheaper_ones(caplo
     assert by_depot[0][0].customers == tuple(range(30))
     assert sorted(by_depot[2], key=lambda r: r.customers)[0].customers == (60,)
     assert [r.customers[0] for r in by_depot[1]] == list(range(30, 60))  # warm's order
-    # without a warm start, a part the router cannot route makes the whole None, and says so
-    caplog.set_level("INFO", logger="clrp_rl4co.solvers.decompose")
-    router = FakeRouter(clock, ["single", "none", "single"])
-    assert route_by_parts(instance, assignment, 30.0, router, part_customers=30,
-                          clock=clock) is None  # fmt: skip
-    assert [r.getMessage() for r in caplog.records] == ["three: PyVRP found no routes for part 1"]
-    assert len(router.calls) == 2  # it stops at the part that failed
+    # without a warm start, a part the router cannot route keeps its sweep routes
+    router = FakeRouter(clock, ["single", "none", "one route"])
+    sol = route_by_parts(instance, assignment, 30.0, router, part_customers=30, clock=clock)
+    assert len(router.calls) == 3
+    sweep_of_part_1 = [Route(1, tuple(range(59 - 10 * k, 49 - 10 * k, -1))) for k in range(3)]
+    assert [r for r in sol.routes if r.depot == 1] == sweep_of_part_1
+    # a router's answer no cheaper than the sweep is not taken: 30 single routes cost more
+    assert len([r for r in sol.routes if r.depot == 0]) == 3
+    assert [r for r in sol.routes if r.depot == 2] == [Route(2, tuple(range(60, 90)))]
 
 
 def test_a_sub_instance_keeps_the_vehicle_and_cost_conventions():
@@ -354,8 +376,8 @@ def test_after_a_stop_request_no_part_is_routed_and_the_solution_is_still_comple
             assert by_depot[d] == [Route(d, tuple(range(30 * d + 29 - 10 * k, 30 * d + 19 - 10 * k,
                                                         -1))) for k in range(3)]  # fmt: skip
         assert [r.getMessage() for r in caplog.records] == [
-            "three: stop requested; part 1 routed by sweep",
-            "three: stop requested; part 2 routed by sweep",
+            "three: stop requested; part 1 keeps its start routes",
+            "three: stop requested; part 2 keeps its start routes",
         ]
         interrupt.clear()
         warm = CLRPSolution([Route(int(assignment[c]), (c,)) for c in range(90)])

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from clocks import FakeClock
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
@@ -206,3 +207,37 @@ def test_without_a_time_limit_the_branch_and_bound_is_node_limited(monkeypatch):
     assert seen == {"nodes": location_model.MAX_NODES, "seconds": 120.0}
     facility_location_set(instance, seconds=3.0)
     assert seen["seconds"] == 3.0 and seen["nodes"] > location_model.MAX_NODES  # HiGHS's default
+
+
+def test_the_models_set_is_ranked_even_when_the_model_used_up_the_rankings_time(monkeypatch):
+    # The model runs last in the ranking (fewer than MODEL_FIRST_DEPOTS depots) and here
+    # spends all the time the ranking had left: the set it returns must still be priced and
+    # ranked (at 5,000 customers it is the best set by far, and the first one routed). The
+    # set below (the six dearest depots) is not one the ranking reaches by itself.
+    import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
+
+    rng = np.random.default_rng(4)
+    instance = CLRPInstance(
+        depot_locs=rng.random((12, 2)),
+        customer_locs=rng.random((40, 2)),
+        depot_capacity=np.full(12, 400.0),
+        opening_cost=np.arange(1.0, 13.0),
+        demand=rng.integers(10, 20, 40).astype(float),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+    )
+    dearest = (6, 7, 8, 9, 10, 11)
+    clock = FakeClock()
+    ranked_alone = SetEstimate(instance, clock=clock)
+    monkeypatch.setattr(pyvrp_solver, "facility_location_set", lambda *args: None)
+    assert dearest not in ranked_alone.best_sets(max_seconds=5.0)
+
+    def slow_model(inst, seconds):
+        clock.now += 10.0  # past the ranking's deadline
+        return dearest
+
+    monkeypatch.setattr(pyvrp_solver, "facility_location_set", slow_model)
+    est = SetEstimate(instance, clock=clock)
+    ranked = est.best_sets(max_seconds=5.0)
+    assert dearest in ranked
+    assert est(dearest) == SetEstimate(instance)(dearest)

@@ -29,10 +29,10 @@ class Route:
 
 def route_length(instance: CLRPInstance, route: Route) -> float:
     """Length of ``route`` (its depot, its customers in order, back to the depot) in the
-    instance's units: the sum of :meth:`CLRPInstance.cost_matrix` over its arcs."""
-    dist = instance.cost_matrix()
+    instance's units: the sum of :meth:`CLRPInstance.cost_matrix` over its arcs, in order
+    (:meth:`CLRPInstance.arc_costs`)."""
     nodes = [route.depot, *(instance.num_depots + c for c in route.customers), route.depot]
-    return float(sum(dist[a, b] for a, b in zip(nodes[:-1], nodes[1:])))
+    return float(sum(instance.arc_costs(nodes[:-1], nodes[1:]).tolist()))
 
 
 @dataclass(frozen=True)

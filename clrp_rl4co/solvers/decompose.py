@@ -8,9 +8,10 @@ depots (recursive bisection of their coordinates, at most ``part_customers`` cus
 group) and each group is routed on its own (by the given ``route``, PyVRP's
 :func:`.pyvrp_solver.route_on_set`, on the sub-instance of its depots and customers: PyVRP
 may still move customers between the depots of a group), each in its share of the time, in
-proportion to its customers. Once a stop is requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C)
-no further group is handed to PyVRP: each keeps its warm routes, or gets sweep routes
-(:func:`sweep_routes`), so an interrupted run still returns a complete solution.
+proportion to its customers. Each group starts from routes of its own (the initial solution's,
+else :func:`sweep_routes`) and keeps them where PyVRP finds nothing cheaper, so the result is
+always complete: once a stop is requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C) no further
+group is handed to PyVRP.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def route_by_parts(
     initial: CLRPSolution | None = None,
     part_customers: int = PART_CUSTOMERS,
     clock: Callable[[], float] = time.perf_counter,
-) -> CLRPSolution | None:
+) -> CLRPSolution:
     """Route every group of :func:`depot_groups` on its own and join the routes.
 
     Args:
@@ -104,13 +105,13 @@ def route_by_parts(
         max_iterations: PyVRP iterations, split between the groups by customers.
         seed: PyVRP's seed (group ``g`` runs with ``seed + g``).
         initial: a valid solution whose routes agree with ``assignment``: each group starts
-            from its routes and keeps them where PyVRP finds nothing better.
+            from its routes and keeps them where PyVRP finds nothing better (without one: from
+            its :func:`sweep_routes`, kept likewise).
         part_customers: see :func:`depot_groups`.
         clock: the wall clock.
 
     Returns:
-        The joined solution, or None when a group without initial routes got none from PyVRP
-        and no stop was requested.
+        The joined solution (valid whenever ``assignment`` fits the depot capacities).
     """
     start = clock()
     assignment = np.asarray(assignment, np.int64)
@@ -122,14 +123,21 @@ def route_by_parts(
         local_depot = {d: k for k, d in enumerate(group)}
         local_customer = {int(c): k for k, c in enumerate(customers)}
         sub = sub_instance(instance, group, customers, f"{instance.name}[part {g}]")
-        warm = None
         if initial is not None:
             warm = CLRPSolution([
                 Route(local_depot[r.depot], tuple(local_customer[c] for c in r.customers))
                 for r in initial.routes if r.depot in local_depot
             ])  # fmt: skip
+        else:  # a sweep start: better than what PyVRP builds in a short share, and complete
+            local = assignment[customers]
+            warm = CLRPSolution([
+                r for k, depot in enumerate(group)
+                for r in sweep_routes(sub, k, np.flatnonzero(local == depot))
+            ])  # fmt: skip
         found = None
-        if not interrupt.requested():  # once stopping, no further PyVRP runs
+        if interrupt.requested():  # once stopping, no further PyVRP runs
+            logger.info("%s: stop requested; part %d keeps its start routes", instance.name, g)
+        else:
             share = len(customers) / max(left, 1)
             part_seconds = None
             if seconds is not None:
@@ -139,18 +147,8 @@ def route_by_parts(
                 iterations = max(1, int(max_iterations * len(customers) / instance.num_customers))
             found = route(sub, range(len(group)), part_seconds, iterations, seed + g, warm,
                           clock=clock)  # fmt: skip
-        if warm is not None and (found is None or _total(sub, found) >= _total(sub, warm)):
+        if found is None or _total(sub, found) >= _total(sub, warm):
             found = warm
-        if found is None and interrupt.requested():  # a complete solution all the same
-            logger.info("%s: stop requested; part %d routed by sweep", instance.name, g)
-            local = assignment[customers]
-            found = CLRPSolution([
-                r for k, depot in enumerate(group)
-                for r in sweep_routes(sub, k, np.flatnonzero(local == depot))
-            ])  # fmt: skip
-        if found is None:
-            logger.info("%s: PyVRP found no routes for part %d", instance.name, g)
-            return None
         routes.extend(_global_routes(found, group, customers))
         left -= len(customers)
     return CLRPSolution(routes)

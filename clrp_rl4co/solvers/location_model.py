@@ -43,7 +43,7 @@ def candidate_depots(instance: CLRPInstance, nearest: int = NEAREST) -> np.ndarr
     """The ``nearest`` cheapest depots of each customer by arc cost, ``[N, min(D, nearest)]``
     (ties by depot index)."""
     num_depots = instance.num_depots
-    cost = instance.cost_matrix()[:num_depots, num_depots:]  # [D, N]
+    cost = instance.depot_customer_costs()  # [D, N]
     order = np.argsort(cost, axis=0, kind="stable")
     return order[: min(num_depots, int(nearest))].T
 
@@ -72,7 +72,7 @@ def facility_location_set(
     num_depots, num_customers = instance.num_depots, instance.num_customers
     demand = np.asarray(instance.demand, np.float64)
     q = float(instance.vehicle_capacity)
-    arc = instance.cost_matrix()[:num_depots, num_depots:]
+    arc = instance.depot_customer_costs()
     near = candidate_depots(instance, nearest)  # [N, K]
     k = near.shape[1]
     y = np.arange(num_depots)

@@ -49,6 +49,10 @@ PENALTY_BOUND_NOTE = (
 
 #: Largest share of a time-limited depot-set search spent ranking depot sets by estimate.
 RANKING_SHARE = 0.1
+#: The same share from :data:`.decompose.LARGE_INSTANCE` customers, where the ranking's first
+#: set is the only one routed (no set moves follow) and the opening costs of hundreds of
+#: candidate depots are much of the objective.
+LARGE_RANKING_SHARE = 0.25
 #: Share of the depot-set ranking's time given to the facility-location model
 #: (:mod:`.location_model`); the descents on the estimate get the rest.
 MODEL_SHARE = 0.7
@@ -184,7 +188,7 @@ class SetEstimate:
 
     def __init__(self, instance: CLRPInstance, clock: Callable[[], float] = time.perf_counter):
         num_depots = instance.num_depots
-        self.dist = instance.cost_matrix()[:num_depots, num_depots:]
+        self.dist = instance.depot_customer_costs()
         self.demand = np.asarray(instance.demand, np.float64)
         self.q = float(instance.vehicle_capacity)
         self.fixed = float(instance.vehicle_fixed_cost)
@@ -343,6 +347,8 @@ class SetEstimate:
         """The descent from the facility-location model's set (none when it has none)."""
         located = self.located_set()
         if located:
+            if located not in self._cache:  # ranked even when the model took the time left
+                self._cache[located] = self._evaluate(located)
             self._descend(located)
 
     def _descend(self, current: tuple[int, ...]) -> None:
@@ -506,7 +512,9 @@ def _search_large(
         for r in initial.routes:
             assignment[list(r.customers)] = r.depot
     else:
-        ranked = est.best_sets(max_seconds=None if seconds is None else RANKING_SHARE * seconds)
+        ranked = est.best_sets(
+            max_seconds=None if seconds is None else LARGE_RANKING_SHARE * seconds
+        )
         tries = [*ranked[:LARGE_SETS], tuple(range(instance.num_depots))]
         assignment = next((a for a in map(est.assignment, tries) if a is not None), None)
         if assignment is None:
