@@ -141,9 +141,34 @@ def test_the_search_routes_a_large_instance_by_parts(monkeypatch):
     assert again.objective == res.objective
 
 
-def test_the_large_path_ranks_sets_for_a_quarter_of_its_budget(monkeypatch):
-    # From LARGE_INSTANCE customers the first ranked set is the only one routed, so the
-    # ranking gets LARGE_RANKING_SHARE = 0.25 of the time (10 s of 40), not RANKING_SHARE.
+@pytest.mark.parametrize(
+    ("customers", "seconds", "expected"),
+    [
+        (2000, 60.0, 6.0),  # the model needs 3 s: the usual tenth
+        (2000, 10.0, 2.5),  # ... at most a quarter of 10 s
+        (4000, 60.0, 12.0),  # 3 x (4000 / 2000)^2 = 12 s
+        (5000, 60.0, 15.0),  # 18.75 s needed: a quarter
+        (10000, 600.0, 75.0),  # 3 x 25 = 75 s, between 60 and 150
+    ],
+)
+def test_the_large_ranking_gets_what_the_model_needs_within_a_tenth_and_a_quarter(
+    customers, seconds, expected
+):
+    instance = CLRPInstance(
+        depot_locs=np.zeros((1, 2)),
+        customer_locs=np.ones((customers, 2)),
+        depot_capacity=np.array([float(customers)]),
+        opening_cost=np.ones(1),
+        demand=np.ones(customers),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert pyvrp_solver.large_ranking_seconds(instance, seconds) == pytest.approx(expected)
+
+
+def test_the_large_path_ranks_sets_for_its_ranking_seconds(monkeypatch):
+    # From LARGE_INSTANCE customers (200 here) the first ranked set is the only one routed:
+    # 240 customers need 3 x 1.2^2 = 4.32 s, within 40 s a tenth (4 s) and a quarter (10 s).
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 200)
     asked = []
     real = SetEstimate.best_sets
@@ -155,7 +180,7 @@ def test_the_large_path_ranks_sets_for_a_quarter_of_its_budget(monkeypatch):
     monkeypatch.setattr(SetEstimate, "best_sets", spy)
     monkeypatch.setattr(pyvrp_solver, "route_by_parts", lambda *a, **k: None)
     pyvrp_solver.depot_set_search(clustered_instance(), 40.0, clock=FakeClock())
-    assert asked == [pytest.approx(10.0)]
+    assert asked == [pytest.approx(4.32)]
 
 
 def test_the_cost_matrix_is_the_euclidean_distance_bit_for_bit():

@@ -168,7 +168,7 @@ def test_a_large_instance_decodes_a_tenth_then_gives_pyvrp_alone_the_explore_sha
     fakes, monkeypatch
 ):
     """From LARGE_INSTANCE customers (2 here) a start refined by parts keeps its depots and
-    assignment, so: decoding gets 10 s of 100 (its first unit still up to 50 s), PyVRP alone
+    assignment, so: decoding gets 10 s of 100 (its first unit too), PyVRP alone
     half of the 89.95 s left, the best (S2, the best start: PyVRP alone finds nothing here)
     the rest but the 2 s reserve; no start is refined on its own."""
     clock, calls = fakes
@@ -176,7 +176,7 @@ def test_a_large_instance_decodes_a_tenth_then_gives_pyvrp_alone_the_explore_sha
     assert corner().num_customers == 2 and hybrid.LARGE_START_SHARE == 0.1
     result = solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
     alone = (100.0 - 0.05 - 10.0) * 0.5
-    assert calls[0] == ("decode", 10.0, 50.0, 3)
+    assert calls[0] == ("decode", 10.0, 10.0, 3)
     assert calls[1] == ("pyvrp", pytest.approx(alone), 10)
     assert calls[2] == ("refine", pytest.approx(99.95 - 10.0 - alone - 2.0), 11, S2)
     assert len(calls) == 3 and result.solution is S2

@@ -49,10 +49,15 @@ PENALTY_BOUND_NOTE = (
 
 #: Largest share of a time-limited depot-set search spent ranking depot sets by estimate.
 RANKING_SHARE = 0.1
-#: The same share from :data:`.decompose.LARGE_INSTANCE` customers, where the ranking's first
-#: set is the only one routed (no set moves follow) and the opening costs of hundreds of
-#: candidate depots are much of the objective.
+#: Largest share of the budget the ranking may take from :data:`.decompose.LARGE_INSTANCE`
+#: customers, where its first set is the only one routed (no set moves follow) and the
+#: opening costs of hundreds of candidate depots are much of the objective.
 LARGE_RANKING_SHARE = 0.25
+#: Seconds the ranking needs at :data:`.decompose.LARGE_INSTANCE` customers for the
+#: facility-location model to reach a good set, growing with the square of the customers
+#: (measured on the size rule's instances, one thread: about 1 s of HiGHS at 2,000 customers,
+#: 4-8 s at 5,000, 20 s at 10,000).
+LARGE_RANKING_SECONDS = 3.0
 #: Share of the depot-set ranking's time given to the facility-location model
 #: (:mod:`.location_model`); the descents on the estimate get the rest.
 MODEL_SHARE = 0.7
@@ -494,6 +499,14 @@ def depot_set_search(
     return best
 
 
+def large_ranking_seconds(instance: CLRPInstance, seconds: float) -> float:
+    """The depot-set ranking's time on a large instance within ``seconds``: what the model
+    needs (:data:`LARGE_RANKING_SECONDS` x (N / :data:`.decompose.LARGE_INSTANCE`)^2), at least
+    :data:`RANKING_SHARE` and at most :data:`LARGE_RANKING_SHARE` of ``seconds``."""
+    need = LARGE_RANKING_SECONDS * (instance.num_customers / LARGE_INSTANCE) ** 2
+    return max(RANKING_SHARE * seconds, min(LARGE_RANKING_SHARE * seconds, need))
+
+
 def _search_large(
     instance: CLRPInstance,
     seconds: float | None,
@@ -513,7 +526,7 @@ def _search_large(
             assignment[list(r.customers)] = r.depot
     else:
         ranked = est.best_sets(
-            max_seconds=None if seconds is None else LARGE_RANKING_SHARE * seconds
+            max_seconds=None if seconds is None else large_ranking_seconds(instance, seconds)
         )
         tries = [*ranked[:LARGE_SETS], tuple(range(instance.num_depots))]
         assignment = next((a for a in map(est.assignment, tries) if a is not None), None)
