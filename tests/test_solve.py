@@ -113,15 +113,16 @@ def _sized_instance(customers: int) -> CLRPInstance:
 @pytest.mark.parametrize(
     "customers, seconds, method",
     [
-        (400, 10.0, "pyvrp"),  # the measured band: 400-500 customers, at most 30 s
+        (400, 10.0, "pyvrp"),  # from 400 customers, at most 30 s
         (500, 30.0, "pyvrp"),
         (450, 20.0, "pyvrp"),
+        (1000, 10.0, "pyvrp"),
+        (5000, 30.0, "pyvrp"),
         (500, 31.0, "hybrid"),  # a longer budget: the learned start may pay
+        (1000, 60.0, "hybrid"),
         (500, None, "hybrid"),  # budget unknown
         (399, 10.0, "hybrid"),
         (200, 10.0, "hybrid"),
-        (501, 10.0, "hybrid"),
-        (1000, 10.0, "hybrid"),  # PyVRP alone far behind the hybrid there
     ],
 )
 def test_auto_method_runs_pyvrp_alone_where_the_hybrid_was_measured_behind(

@@ -19,7 +19,7 @@ such file in it) or a glob pattern. The formats are described in docs/formats.md
 
 EPILOG = """\
 methods:
-  auto    exact on tiny instances (a proof is in reach), pyvrp on 400-500 customers with
+  auto    exact on tiny instances (a proof is in reach), pyvrp from 400 customers with
           --time <= 30, else hybrid; the model is picked from the instance (the paper's
           models only on instances like their training data)
   hybrid  learned starts (x8 or fewer starts, SGBS when time allows) + PyVRP refinement
