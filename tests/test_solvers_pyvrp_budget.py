@@ -54,20 +54,45 @@ def fake_runs(monkeypatch):
     the seconds on the clock, returns a valid solution on the encoding's depots."""
     clock, calls = FakeClock(), []
 
-    def run(enc, seconds, max_iterations=None, seed=0, initial=None):
+    def run(enc, seconds, max_iterations=None, seed=0, initial=None, give_up=None):
         calls.append((enc.kind, seconds, max_iterations, seed))
         RUNS.append((enc.kind, enc.depots, initial))
-        clock.now += seconds or 0.0
-        return RESULTS.pop(0) if RESULTS else spread(enc.depots, 6)
+        GIVE_UPS.append(give_up)
+        found = RESULTS.pop(0) if RESULTS else spread(enc.depots, 6)
+        if found is None and give_up is not None:  # nothing feasible: it gives up
+            clock.now += give_up
+        else:
+            clock.now += seconds or 0.0
+        return found
 
     monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
     RUNS.clear()
     RESULTS.clear()
+    GIVE_UPS.clear()
     return clock, calls
 
 
 RUNS: list = []  # (encoding kind, its depots, warm start) of each fake PyVRP run
 RESULTS: list = []  # what the next fake PyVRP runs return (then a spread solution)
+GIVE_UPS: list = []  # the give_up argument of each fake PyVRP run
+
+
+def test_without_a_time_budget_the_fleet_never_gives_up(fake_runs):
+    _, calls = fake_runs  # iterations only: runs stay deterministic
+    RESULTS.extend([None])
+    route_on_set(two_clusters(), [0, 1], seconds=None, max_iterations=1000)
+    assert calls == [("fleet", None, 900, 0), ("trips", None, 900, 0)]
+    assert GIVE_UPS == [None, None]
+
+
+def test_the_give_up_criterion_stops_only_an_infeasible_search_after_its_seconds():
+    from clrp_rl4co.solvers.pyvrp_solver import INFEASIBLE_COST, _NoFeasibleBy
+
+    now = _NoFeasibleBy(0.0)
+    assert now(INFEASIBLE_COST) and now(2**63 - 1)  # PyVRP's price of an infeasible solution
+    assert not now(INFEASIBLE_COST - 1) and not now(12345)  # feasible: never
+    later = _NoFeasibleBy(3600.0)
+    assert not later(2**63 - 1)  # an hour has not passed
 
 
 def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fake_runs):
@@ -359,16 +384,19 @@ def test_route_on_set_runs_on_its_depots_from_the_warm_start_and_keeps_the_cheap
     assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is CHEAP
 
 
-def test_route_on_set_falls_back_to_the_trips_on_the_same_part_when_the_fleet_finds_nothing(
+def test_route_on_set_falls_back_to_the_trips_on_the_time_left_when_the_fleet_finds_nothing(
     fake_runs,
 ):
+    # the fleet's 9 s of 10 with a give-up after 4.5 s; it finds nothing and gives up, so
+    # the trips run gets its 9 s share cut to the 5.5 s left (and nothing to polish)
     clock, calls = fake_runs
     start = spread((0, 1), 6)
     RESULTS[:] = [None, CHEAP]
     found = route_on_set(two_clusters(), (1, 0), 10.0, 100, seed=4, initial=start, clock=clock)
     assert found is CHEAP
-    assert calls == [("fleet", pytest.approx(9.0), 90, 4), ("trips", pytest.approx(9.0), 90, 4)]
+    assert calls == [("fleet", pytest.approx(9.0), 90, 4), ("trips", pytest.approx(5.5), 90, 4)]
     assert RUNS == [("fleet", [0, 1], start), ("trips", [0, 1], start)]
+    assert GIVE_UPS == [pytest.approx(4.5), None]
 
 
 class Costs:

@@ -78,9 +78,34 @@ class _StopRequested:
         return interrupt.requested()
 
 
-def _stop(seconds: float | None, max_iterations: int | None) -> StoppingCriterion:
-    """The iteration and / or time budget, and a requested stop (whichever comes first)."""
+#: PyVRP prices an infeasible solution at a very large number (``CostEvaluator.cost``); a
+#: best cost at least this large means no feasible solution was found yet.
+INFEASIBLE_COST = 2**62
+
+
+class _NoFeasibleBy:
+    """PyVRP stopping criterion: ``seconds`` of wall time have passed (from its first call)
+    and the best solution is still infeasible."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.start: float | None = None
+
+    def __call__(self, best_cost: float) -> bool:
+        now = time.perf_counter()
+        if self.start is None:
+            self.start = now
+        return best_cost >= INFEASIBLE_COST and now - self.start >= self.seconds
+
+
+def _stop(
+    seconds: float | None, max_iterations: int | None, give_up: float | None = None
+) -> StoppingCriterion:
+    """The iteration and / or time budget, and a requested stop (whichever comes first); with
+    ``give_up``, also :class:`_NoFeasibleBy` after that many seconds."""
     crits: list[StoppingCriterion] = []
+    if give_up is not None:
+        crits.append(_NoFeasibleBy(give_up))
     if max_iterations is not None:
         crits.append(MaxIterations(max(int(max_iterations), 0)))
     if seconds is not None:  # PyVRP's own name for the time budget
@@ -96,15 +121,17 @@ def run_pyvrp(
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
+    give_up: float | None = None,
 ) -> CLRPSolution | None:
-    """One PyVRP run on ``enc`` for ``seconds`` and / or ``max_iterations``; returns the best
-    feasible solution decoded, or None."""
+    """One PyVRP run on ``enc`` for ``seconds`` and / or ``max_iterations`` (with ``give_up``:
+    stopped after that many seconds without a feasible solution); returns the best feasible
+    solution decoded, or None."""
     init = to_pyvrp(enc, initial) if initial is not None else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PenaltyBoundWarning)
         res = pyvrp.solve(
             enc.data,
-            _stop(seconds, max_iterations),
+            _stop(seconds, max_iterations, give_up),
             seed=seed,
             collect_stats=False,
             display=False,
@@ -144,10 +171,11 @@ def route_on_set(
     """The best routes PyVRP finds on one depot set, or None if it finds no feasible ones.
 
     PyVRP runs in the fleet encoding for ``1 - polish_share`` of the budget (time and/or
-    iterations; in the trips encoding instead if the fleet finds nothing feasible, e.g. a depot
-    set too tight for its fleet), then in the exact trips encoding warm-started from that result
-    for the rest (the time left on ``clock``). ``initial`` warm-starts the first run; it is not
-    returned by itself.
+    iterations), then in the exact trips encoding warm-started from that result for the rest
+    (the time left on ``clock``). When the fleet has found nothing feasible in half its time
+    (e.g. a depot set too tight for its fleet) it gives up, and the trips encoding runs
+    instead for the same share, within what is left of ``seconds``. ``initial`` warm-starts
+    the first run; it is not returned by itself.
     """
     depots = sorted(int(d) for d in depots)
 
@@ -157,8 +185,12 @@ def route_on_set(
     start = clock()
     share = 1.0 - polish_share if polish_share > 0 else 1.0
     part_seconds, iterations = part(share)
-    best = run_pyvrp(encode_fleet(instance, depots), part_seconds, iterations, seed, initial)
+    give_up = None if part_seconds is None else part_seconds / 2
+    best = run_pyvrp(encode_fleet(instance, depots), part_seconds, iterations, seed, initial,
+                     give_up)  # fmt: skip
     if best is None:
+        if seconds is not None:
+            part_seconds = max(0.0, min(part_seconds, seconds - (clock() - start)))
         return run_pyvrp(encode(instance, depots), part_seconds, iterations, seed, initial)
     if polish_share <= 0:
         return best
