@@ -164,9 +164,10 @@ def _global_routes(solution: CLRPSolution, group, customers) -> list[Route]:
 
 def sweep_routes(instance: CLRPInstance, depot: int, customers) -> list[Route]:
     """Routes from ``depot`` over ``customers`` by a sweep: the customers in increasing polar
-    angle around the depot (``arctan2``, from -pi to pi; ties by index), cut into consecutive
-    routes whose load stays within the vehicle capacity (a new route when the next customer
-    would exceed it). Every demand must fit one vehicle (:func:`.common.check_instance`).
+    angle around the depot (``arctan2``, from -pi to pi; ties in the order given), cut into
+    consecutive routes whose load stays within the vehicle capacity (a new route when the next
+    customer would exceed it). Every demand must fit one vehicle
+    (:func:`.common.check_instance`).
 
     Args:
         instance: the instance.

@@ -448,7 +448,7 @@ def solve_hybrid(
         found = LearnedStarts()
         first_share = max(start_share, FIRST_UNIT_SHARE)
         if instance.num_customers >= LARGE_INSTANCE:
-            # the first unit too: one greedy rollout of 5,000 customers takes 20 s and 4 GB
+            # the first unit too: one greedy rollout of 5,000 customers took about 20 s and 4.5 GB
             start_share = first_share = min(start_share, LARGE_START_SHARE)
         if policy is not None and start_share > 0:
             found = learned_starts(
