@@ -105,19 +105,23 @@ def test_tensordict_batch_rules_and_device():
     assert td.device == torch.device("meta") and td["locs"].is_meta
 
 
-@pytest.mark.parametrize("rounded", [False, True])
-def test_depot_customer_costs_are_the_cost_matrix_block_bit_for_bit(rounded):
-    rng = np.random.default_rng(5)
-    fields = dict(
-        depot_locs=rng.random((4, 2)) * 37.0,
-        customer_locs=rng.random((9, 2)) * 37.0,
-        depot_capacity=np.full(4, 100.0),
-        opening_cost=np.ones(4),
-        demand=np.full(9, 3.0),
+def _scattered(rng, depots: int, customers: int, side: float, rounded: bool) -> dict:
+    """Fields of an instance with points uniform in ``[0, side]^2`` (depots first)."""
+    return dict(
+        depot_locs=rng.random((depots, 2)) * side,
+        customer_locs=rng.random((customers, 2)) * side,
+        depot_capacity=np.full(depots, 100.0),
+        opening_cost=np.ones(depots),
+        demand=np.full(customers, 3.0),
         vehicle_capacity=10.0,
         vehicle_fixed_cost=1.0,
         rounded_costs=rounded,
     )
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_depot_customer_costs_are_the_cost_matrix_block_bit_for_bit(rounded):
+    fields = _scattered(np.random.default_rng(5), 4, 9, 37.0, rounded)
     alone = CLRPInstance(**fields).depot_customer_costs()  # no cost matrix built
     assert alone.shape == (4, 9)
     d = fields["depot_locs"][:, None, :] - fields["customer_locs"][None, :, :]
@@ -132,16 +136,7 @@ def test_depot_customer_costs_are_the_cost_matrix_block_bit_for_bit(rounded):
 @pytest.mark.parametrize("rounded", [False, True])
 def test_arc_costs_are_the_cost_matrix_entries_bit_for_bit(rounded):
     rng = np.random.default_rng(8)
-    fields = dict(
-        depot_locs=rng.random((3, 2)) * 53.0,
-        customer_locs=rng.random((7, 2)) * 53.0,
-        depot_capacity=np.full(3, 100.0),
-        opening_cost=np.ones(3),
-        demand=np.full(7, 3.0),
-        vehicle_capacity=10.0,
-        vehicle_fixed_cost=1.0,
-        rounded_costs=rounded,
-    )
+    fields = _scattered(rng, 3, 7, 53.0, rounded)
     tails = rng.integers(0, 10, 200)
     heads = rng.integers(0, 10, 200)
     alone = CLRPInstance(**fields).arc_costs(tails, heads)  # no cost matrix built
