@@ -70,7 +70,9 @@ class Report:
     lines: list[str] = field(default_factory=list)
 
 
-def _diff_cell(stats: dict | None) -> list[str]:
+def diff_cells(stats: dict | None) -> list[str]:
+    """The paired-difference cells of a summary row: instances, mean ± 95% CI half-width
+    [interval], lower, equal, higher (of :func:`paired_difference`'s ``stats``; None: none)."""
     if stats is None:
         return ["0", "", "", "", ""]
     ci = "n/a" if math.isnan(stats["ci95"]) else f"{stats['ci95']:.4f}"
@@ -129,7 +131,7 @@ def to_markdown(report: Report) -> str:
         head = ["paired difference", "instances", "mean ± 95% CI half-width [interval]",
                 "lower", "equal", "higher"]  # fmt: skip
         table = [
-            [f"{a} minus {b}", *_diff_cell(paired_difference(report.costs[a], report.costs[b]))]
+            [f"{a} minus {b}", *diff_cells(paired_difference(report.costs[a], report.costs[b]))]
             for a, b in pairs
         ]
         parts += [markdown_table(head, table, align="lrrrrr"), ""]
