@@ -50,10 +50,10 @@ def read_rows(path: Path) -> dict[str, dict[int, dict[str, str]]]:
 
 
 def compare(new: Path, old: Path) -> list[dict]:
-    """Per method of ``new`` that ``old`` has too: ``method``, ``n``, the two means
+    """Per method with instances in both files: ``method``, ``n``, the two means
     (``new_mean``, ``old_mean``), ``change_pct`` (mean of ``100 (new - old) / old``), the
-    models of both runs and the paired statistics of
-    :func:`.summary.paired_difference` (``stats``; None without a common instance).
+    models of both runs and the paired statistics of :func:`.summary.paired_difference`
+    (``stats``).
 
     Raises:
         ValueError: the files differ in an instance's name or time per instance (another set
@@ -62,9 +62,9 @@ def compare(new: Path, old: Path) -> list[dict]:
     new_rows, old_rows = read_rows(new), read_rows(old)
     found = []
     for method, rows in new_rows.items():
-        if method not in old_rows:
+        common = sorted(set(rows) & set(old_rows.get(method, {})))
+        if not common:
             continue
-        common = sorted(set(rows) & set(old_rows[method]))
         for index in common:
             for column in ("instance", "budget_s"):
                 a, b = rows[index][column], old_rows[method][index][column]
@@ -80,12 +80,12 @@ def compare(new: Path, old: Path) -> list[dict]:
             {
                 "method": method,
                 "n": len(common),
-                "new_mean": math.fsum(first.values()) / len(common) if common else math.nan,
-                "old_mean": math.fsum(second.values()) / len(common) if common else math.nan,
-                "change_pct": math.fsum(change) / len(common) if common else math.nan,
+                "new_mean": math.fsum(first.values()) / len(common),
+                "old_mean": math.fsum(second.values()) / len(common),
+                "change_pct": math.fsum(change) / len(common),
                 "new_models": sorted({rows[i]["model"] for i in common}),
                 "old_models": sorted({old_rows[method][i]["model"] for i in common}),
-                "stats": paired_difference(first, second) if common else None,
+                "stats": paired_difference(first, second),
             }
         )
     return found
