@@ -329,34 +329,3 @@ def test_penalty_bound_warning_is_logged_not_shown(monkeypatch, caplog):
     result.solution.check(instance)
     assert [w.category for w in shown] == [RuntimeWarning]
     assert any("penalty" in r.getMessage() and "tight" in r.getMessage() for r in caplog.records)
-
-
-@pytest.mark.parametrize("num_customers", [299, 300])
-def test_search_parameters_switch_at_the_tuned_size(monkeypatch, num_customers):
-    """Below 300 customers PyVRP runs with its own defaults (50 neighbours, up to 25
-    perturbations); from 300 on with 20 neighbours and up to 10 perturbations (the values the
-    module documents), in both encodings."""
-    import pyvrp
-
-    from clrp_rl4co.solvers import pyvrp_solver
-
-    real_solve = pyvrp.solve
-    seen = []
-
-    def recording_solve(data, stop, *args, params, **kwargs):
-        seen.append((
-            data.num_clients,
-            params.neighbourhood.num_neighbours,
-            params.perturbation.min_perturbations,
-            params.perturbation.max_perturbations,
-        ))  # fmt: skip
-        return real_solve(data, stop, *args, params=params, **kwargs)
-
-    monkeypatch.setattr(pyvrp_solver.pyvrp, "solve", recording_solve)
-    instance = many_depots_instance(num_customers, 2, seed=4)
-    sol = pyvrp_solver.route_on_set(instance, [0, 1], None, max_iterations=2, seed=0)
-    assert sol is not None
-    sol.check(instance)
-    expected = (50, 1, 25) if num_customers < 300 else (20, 1, 10)
-    assert len(seen) == 2  # fleet, then the trips polish
-    assert seen == [(num_customers, *expected)] * 2

@@ -25,7 +25,6 @@ from collections.abc import Callable
 import numpy as np
 import pyvrp
 from pyvrp.exceptions import PenaltyBoundWarning
-from pyvrp.search import NeighbourhoodParams, PerturbationParams
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
 
 from .. import interrupt
@@ -69,17 +68,6 @@ MODEL_FIRST_DEPOTS = 50
 LARGE_SETS = 20
 #: Share of :func:`route_on_set`'s budget spent in the trips encoding after the fleet one.
 POLISH_SHARE = 0.1
-#: Customers from which PyVRP runs with a smaller neighbourhood and lighter perturbations
-#: than its defaults (:func:`search_params`). On hard-family instances of 300-600 customers,
-#: 21 s of routing on a fixed depot set from a 30 s solution improved it by 0.07-1.2% more
-#: (mean of two seeds, six instances) than with the defaults; on Prins instances of 100-200
-#: customers (5 s from a 5 s solution) the two were the same, so smaller instances keep them.
-TUNED_SEARCH_CUSTOMERS = 300
-#: PyVRP's granular neighbourhood from :data:`TUNED_SEARCH_CUSTOMERS` (its default: 50 nearest).
-NUM_NEIGHBOURS = 20
-#: Most neighbourhoods perturbed per iteration of PyVRP's iterated local search from
-#: :data:`TUNED_SEARCH_CUSTOMERS` customers (its default: 25): cheaper iterations, more of them.
-MAX_PERTURBATIONS = 10
 
 
 class _StopRequested:
@@ -127,18 +115,6 @@ def _stop(
     return MultipleCriteria([*crits, _StopRequested()])
 
 
-def search_params(num_customers: int) -> pyvrp.SolveParams:
-    """PyVRP's search parameters for an instance (or part) of ``num_customers`` customers: its
-    defaults below :data:`TUNED_SEARCH_CUSTOMERS`, from there :data:`NUM_NEIGHBOURS`
-    neighbours and at most :data:`MAX_PERTURBATIONS` perturbations per iteration."""
-    if num_customers < TUNED_SEARCH_CUSTOMERS:
-        return pyvrp.SolveParams()
-    return pyvrp.SolveParams(
-        neighbourhood=NeighbourhoodParams(num_neighbours=NUM_NEIGHBOURS),
-        perturbation=PerturbationParams(max_perturbations=MAX_PERTURBATIONS),
-    )
-
-
 def run_pyvrp(
     enc: Encoding,
     seconds: float | None,
@@ -159,7 +135,6 @@ def run_pyvrp(
             seed=seed,
             collect_stats=False,
             display=False,
-            params=search_params(enc.data.num_clients),
             initial_solution=init,
         )
     for warning in caught:
