@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.hard import routing_phase as rp
+from benchmarks.hard.families import load
 from clrp_rl4co.solvers import pyvrp_solver
 
 
@@ -43,7 +44,7 @@ def test_the_variant_reaches_every_pyvrp_run_inside_the_block_only(monkeypatch):
 
     real = pyvrp_solver.pyvrp.solve
     monkeypatch.setattr(pyvrp_solver.pyvrp, "solve", recorder)
-    instance = rp.instance_by_name("free-100-0")
+    instance = load("free", 100)[0]
     with rp.search_params(rp.Variant.parse("perturbations=7")):
         inside = pyvrp_solver.route_on_set(instance, [0, 1, 2], None, max_iterations=2)
     assert inside is not None
@@ -53,12 +54,25 @@ def test_the_variant_reaches_every_pyvrp_run_inside_the_block_only(monkeypatch):
     assert seen[2:] == [None, None]
 
 
-def test_instance_names_are_checked():
-    assert rp.instance_by_name("hetero-100-1").name == "hetero-100-1"
-    with pytest.raises(ValueError, match="expected <family>-<N>-<k>"):
-        rp.instance_by_name("hetero-100")
-    with pytest.raises(ValueError, match="k must be below 2"):
-        rp.instance_by_name("hetero-100-2")
+def test_a_family_and_sizes_select_its_instances(capsys, monkeypatch):
+    ran = []
+
+    def fake_runs(instance, variants, seeds, seconds, start_seconds):
+        ran.append(instance.name)
+        return 1000.0, [(seed, v.name, 990.0) for seed in seeds for v in variants]
+
+    monkeypatch.setattr(rp, "phase_runs", fake_runs)
+    rp.main(["--only", "free", "hetero-200-1", "--sizes", "100", "200", "--seeds", "0"])
+    assert sorted(ran) == ["free-100-0", "free-100-1", "free-200-0", "free-200-1", "hetero-200-1"]
+    assert "| free-200-1 | 0 | 1,000 | -1.00 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["hetero-100", "hetero-100-2", "hetero-101-0"])
+def test_an_unknown_instance_name_is_refused_before_anything_runs(name, capsys, monkeypatch):
+    monkeypatch.setattr(rp, "phase_runs", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(SystemExit):
+        rp.main(["--only", name])
+    assert f"--only: ['{name}'] names no family and no instance" in capsys.readouterr().err
 
 
 def test_report_gives_changes_from_the_start_and_differences_to_the_first_variant():

@@ -35,7 +35,7 @@ from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.provenance import command_line, commit_line, load_average, machine
 from clrp_rl4co.solvers import pyvrp_solver
 
-from .families import load
+from .runs import benchmark, select
 
 #: Parameters a variant may set, and PyVRP's defaults for them.
 SETTINGS = {"neighbours": 50, "perturbations": 25}
@@ -99,18 +99,6 @@ def search_params(variant: Variant) -> Iterator[None]:
         pyvrp_solver.pyvrp.solve = real
 
 
-def instance_by_name(name: str) -> CLRPInstance:
-    """The hard-family instance ``<family>-<N>-<k>`` (its file, else its draw)."""
-    parts = name.rsplit("-", 2)
-    if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
-        raise ValueError(f"--only {name!r}: expected <family>-<N>-<k>, e.g. free-600-0")
-    family, n, k = parts
-    instances = load(family, int(n))
-    if int(k) >= len(instances):
-        raise ValueError(f"--only {name!r}: k must be below {len(instances)}")
-    return instances[int(k)]
-
-
 def phase_runs(
     instance: CLRPInstance,
     variants: list[Variant],
@@ -167,7 +155,9 @@ def report(results: dict[str, tuple[float, list[tuple[int, str, float]]]],
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", required=True, metavar="NAME",
-                        help="instances, <family>-<N>-<k>")  # fmt: skip
+                        help="instances (<family>-<N>-<k>) or families")  # fmt: skip
+    parser.add_argument("--sizes", nargs="+", type=int, default=[],
+                        help="only these sizes of the families named")  # fmt: skip
     parser.add_argument("--variants", nargs="+", default=["default"], metavar="V",
                         help="default, or neighbours=K,perturbations=M (the first is the "
                         "yardstick)")  # fmt: skip
@@ -179,12 +169,16 @@ def main(argv: list[str] | None = None) -> None:
     if len(set(args.variants)) < len(args.variants):
         parser.error(f"--variants: each variant once, got {args.variants}")
     variants = [Variant.parse(text) for text in args.variants]
-    instances = [instance_by_name(name) for name in args.only]
+    try:
+        entries = select(benchmark(), args.only, args.sizes)
+    except ValueError as error:
+        parser.error(str(error))
     torch.set_num_threads(1)
     results, loads = {}, []
     began = time.perf_counter()
-    for name, instance in zip(args.only, instances):
-        results[name] = phase_runs(instance, variants, args.seeds, args.seconds,
+    for entry in entries:
+        name = entry.name
+        results[name] = phase_runs(entry.instance, variants, args.seeds, args.seconds,
                                    args.start_seconds)  # fmt: skip
         loads.append(load_average())
         print(f"{name}: done ({time.perf_counter() - began:.0f} s)", flush=True)
