@@ -36,6 +36,8 @@ METHODS = ("hybrid", "pyvrp")
 TIME_LIMIT = 1.05
 #: Peak memory target at 10,000 customers, GB.
 MEMORY_LIMIT_GB = 4.0
+#: A run is a long-run reference for runs with at most this fraction of its budget.
+REFERENCE_MULTIPLE = 10
 
 
 def draw(size: int, seed: int):
@@ -139,9 +141,65 @@ def table(out: Path) -> str:
         f"Machines: {'; '.join(machines)}. Commits: {'; '.join(commits)}.",
         "",
     ])  # fmt: skip
+    reference = reference_table(rows)
+    if reference:
+        text += "\n" + reference
     (out / "table.md").write_text(text)
     _plot(rows, out / "budgets.png")
     return text
+
+
+def reference_table(rows: list[dict]) -> str:
+    """Every run against its long-run reference, in Markdown ("" when no run has one).
+
+    The reference of an instance (size and seed) is the lowest objective among its runs of
+    the longest budget there; it applies to the runs of at most ``1 / REFERENCE_MULTIPLE`` of
+    that budget. Gaps are ``100 (objective - reference) / reference`` in %; the second table
+    gives the hybrid against PyVRP alone at the same size, seed and budget,
+    ``100 (hybrid - pyvrp) / pyvrp``.
+    """
+    by_instance: dict[tuple[int, int], list[dict]] = {}
+    for r in rows:
+        if r["objective"] is not None:
+            by_instance.setdefault((int(r["size"]), int(r["seed"])), []).append(r)
+    gap_rows, versus_rows = [], []
+    for (size, seed), runs in sorted(by_instance.items()):
+        longest = max(float(r["budget"]) for r in runs)
+        best = min((r for r in runs if float(r["budget"]) == longest),
+                   key=lambda r: r["objective"])  # fmt: skip
+        shorter = [r for r in runs if REFERENCE_MULTIPLE * float(r["budget"]) <= longest]
+        if not shorter:
+            continue
+        reference = best["objective"]
+        for r in sorted(shorter, key=lambda r: (float(r["budget"]), r["method"])):
+            gap = 100.0 * (r["objective"] - reference) / reference
+            gap_rows.append((size, seed, f"{r['budget']:g}", r["method"], r["ran"],
+                             f"{r['objective']:.2f}", f"{gap:+.2f}"))  # fmt: skip
+        for budget in sorted({float(r["budget"]) for r in runs}):
+            of = {r["method"]: r["objective"] for r in runs if float(r["budget"]) == budget}
+            if "hybrid" in of and "pyvrp" in of:
+                diff = 100.0 * (of["hybrid"] - of["pyvrp"]) / of["pyvrp"]
+                versus_rows.append((size, seed, f"{budget:g}", f"{of['pyvrp']:.2f}",
+                                    f"{of['hybrid']:.2f}", f"{diff:+.3f}"))  # fmt: skip
+        gap_rows.append((size, seed, f"{longest:g}", best["method"], best["ran"],
+                         f"{reference:.2f}", "reference"))  # fmt: skip
+    if not gap_rows:
+        return ""
+    gap_header = ("customers", "seed", "budget s", "method", "ran", "objective",
+                  "gap to reference %")  # fmt: skip
+    versus_header = ("customers", "seed", "budget s", "PyVRP alone", "hybrid",
+                     "hybrid against PyVRP %")  # fmt: skip
+    return "\n".join([
+        "## Against a long-run reference",
+        "",
+        f"The reference of an instance: its best run of the longest budget (at least "
+        f"{REFERENCE_MULTIPLE}x the budget of the runs it is compared with).",
+        "",
+        markdown_table(gap_header, gap_rows, "rrrllrr"),
+        "",
+        markdown_table(versus_header, versus_rows, "rrrrrr"),
+        "",
+    ])  # fmt: skip
 
 
 def _plot(rows: list[dict], path: Path) -> None:

@@ -56,3 +56,24 @@ def test_a_failed_run_is_reported_and_not_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(budgets.subprocess, "run", failing)
     assert budgets.run([10], ["pyvrp"], [1.0], seed=0, out=tmp_path) == 1
     assert budgets.load(tmp_path) == []
+
+
+def test_runs_are_compared_with_the_best_run_of_ten_times_their_budget():
+    def run(size, method, budget, objective):
+        return {**row(size, method, budget, 1.0, budget=budget), "objective": objective}
+
+    rows = [
+        run(1000, "pyvrp", 60.0, 444.30), run(1000, "hybrid", 60.0, 440.07),
+        run(1000, "pyvrp", 100.0, 435.0),  # 100 s: more than a tenth of 600 s, not compared
+        run(1000, "pyvrp", 600.0, 430.0), run(1000, "hybrid", 600.0, 432.0),
+        run(2000, "pyvrp", 60.0, 800.0),  # no long run at this size: no reference
+    ]  # fmt: skip
+    text = budgets.reference_table(rows)
+    cells = [[c.strip() for c in x.strip("|").split("|")] for x in text.splitlines()]
+    gaps = {(c[2], c[3]): c[6] for c in cells if len(c) == 7 and c[0] == "1000"}
+    assert gaps == {("60", "pyvrp"): "+3.33", ("60", "hybrid"): "+2.34",
+                    ("600", "pyvrp"): "reference"}  # fmt: skip
+    versus = {c[2]: c[5] for c in cells if len(c) == 6 and c[0] == "1000"}
+    assert versus == {"60": "-0.952", "600": "+0.465"}
+    assert not any(c[0] == "2000" for c in cells)
+    assert budgets.reference_table(rows[-1:]) == ""
