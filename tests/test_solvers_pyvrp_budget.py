@@ -11,9 +11,7 @@ import time
 
 import numpy as np
 import pytest
-import pyvrp
 from clocks import FakeClock
-from pyvrp.search import PerturbationParams
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers import pyvrp_solver
@@ -56,11 +54,10 @@ def fake_runs(monkeypatch):
     the seconds on the clock, returns a valid solution on the encoding's depots."""
     clock, calls = FakeClock(), []
 
-    def run(enc, seconds, max_iterations=None, seed=0, initial=None, give_up=None, params=None):
+    def run(enc, seconds, max_iterations=None, seed=0, initial=None, give_up=None):
         calls.append((enc.kind, seconds, max_iterations, seed))
         RUNS.append((enc.kind, enc.depots, initial))
         GIVE_UPS.append(give_up)
-        PARAMS.append(params)
         found = RESULTS.pop(0) if RESULTS else spread(enc.depots, 6)
         if found is None and give_up is not None:  # nothing feasible: it gives up
             clock.now += give_up
@@ -72,14 +69,12 @@ def fake_runs(monkeypatch):
     RUNS.clear()
     RESULTS.clear()
     GIVE_UPS.clear()
-    PARAMS.clear()
     return clock, calls
 
 
 RUNS: list = []  # (encoding kind, its depots, warm start) of each fake PyVRP run
 RESULTS: list = []  # what the next fake PyVRP runs return (then a spread solution)
 GIVE_UPS: list = []  # the give_up argument of each fake PyVRP run
-PARAMS: list = []  # the params argument of each fake PyVRP run
 
 
 def test_without_a_time_budget_the_fleet_never_gives_up(fake_runs):
@@ -112,8 +107,8 @@ def test_route_on_set_the_trips_get_what_the_fleet_left_of_the_time(fake_runs):
     clock, calls = fake_runs
     real = pyvrp_solver.run_pyvrp
 
-    def slow_fleet(enc, seconds, *args, **kwargs):
-        found = real(enc, seconds, *args, **kwargs)
+    def slow_fleet(enc, seconds, *args):
+        found = real(enc, seconds, *args)
         clock.now += 0.5 if enc.kind == "fleet" else 0.0
         return found
 
@@ -143,19 +138,14 @@ def fake_sets(monkeypatch):
     fake_clock, calls = FakeClock(), []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         assert clock is fake_clock
         calls.append((tuple(sorted(depots)), seconds, max_iterations, polish_share))
-        SEARCH_PARAMS.append(params)
         fake_clock.now += 3 * (seconds or 0.0)
         return spread(depots, instance.num_customers) if len(calls) == 1 else None
 
     monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
-    SEARCH_PARAMS.clear()
     return fake_clock, calls
-
-
-SEARCH_PARAMS: list = []  # the params argument of each fake route_on_set run
 
 
 def moves(current: tuple[int, ...], num_depots: int) -> set[tuple[int, ...]]:
@@ -310,7 +300,7 @@ def test_a_first_set_without_a_solution_falls_back_to_the_next_ranked_then_all_d
     calls = []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), max_iterations, seed, polish_share))
         return spread(depots, 6) if len(depots) == 4 else None
 
@@ -329,7 +319,7 @@ def test_a_warm_start_is_searched_from_its_own_set_and_kept_when_nothing_beats_i
     calls = []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), initial))
         far = CLRPSolution([Route(2, (j,)) for j in range(6)])  # costlier than the start
         return far if len(calls) == 1 else None
@@ -409,59 +399,6 @@ def test_route_on_set_falls_back_to_the_trips_on_the_time_left_when_the_fleet_fi
     assert GIVE_UPS == [pytest.approx(4.5), None]
 
 
-def test_route_on_set_gives_its_search_parameters_to_every_pyvrp_run(fake_runs):
-    clock, _ = fake_runs
-    light = pyvrp.SolveParams(perturbation=PerturbationParams(max_perturbations=3))
-    route_on_set(two_clusters(), (0, 1), 10.0, clock=clock, params=light)
-    assert PARAMS == [light, light]  # the fleet, then the trips polish
-    PARAMS.clear()
-    RESULTS[:] = [None, CHEAP]  # the fleet finds nothing: the trips run alone
-    route_on_set(two_clusters(), (0, 1), 10.0, clock=clock, params=light)
-    assert PARAMS == [light, light]
-    PARAMS.clear()
-    route_on_set(two_clusters(), (0, 1), 10.0, clock=clock)
-    assert PARAMS == [None, None]  # PyVRP's defaults
-
-
-def uniform(num_customers: int, num_depots: int = 4) -> CLRPInstance:
-    """Customers and depots uniform in the unit square; every depot holds all the demand."""
-    rng = np.random.default_rng(num_customers)
-    return CLRPInstance(
-        depot_locs=rng.random((num_depots, 2)),
-        customer_locs=rng.random((num_customers, 2)),
-        depot_capacity=np.full(num_depots, float(num_customers)),
-        opening_cost=np.ones(num_depots),
-        demand=np.ones(num_customers),
-        vehicle_capacity=10.0,
-        vehicle_fixed_cost=1.0,
-    )
-
-
-def test_the_last_run_searches_with_fewer_perturbations_from_300_customers():
-    """PyVRP perturbs 1-25 times per iteration by default; from 300 customers the depot-set
-    search's last run perturbs at most 10 times, every other setting PyVRP's own."""
-    assert pyvrp_solver.final_search_params(uniform(299)) is None
-    light = pyvrp_solver.final_search_params(uniform(300))
-    default = pyvrp.SolveParams()
-    assert default.perturbation.max_perturbations == 25
-    assert (light.perturbation.min_perturbations, light.perturbation.max_perturbations) == (1, 10)
-    for setting in ("neighbourhood", "ils", "penalty", "operators"):
-        assert getattr(light, setting) == getattr(default, setting), setting
-
-
-@pytest.mark.parametrize("num_customers, light", [(299, False), (300, True)])
-def test_only_the_last_run_of_the_search_gets_the_light_search(fake_sets, num_customers, light):
-    clock, calls = fake_sets
-    depot_set_search(uniform(num_customers), seconds=None, max_iterations=1000, clock=clock)
-    *search, last = SEARCH_PARAMS
-    assert len(search) >= 2 and search == [None] * len(search)  # the first set and candidates
-    assert calls[-1][3] == POLISH_SHARE  # the last run
-    if light:
-        assert last.perturbation.max_perturbations == 10
-    else:
-        assert last is None
-
-
 class Costs:
     """Stands for ``_cost``: the cost of each fake solution by its identity (``inf`` for
     None), so that a search can be scripted to improve or not."""
@@ -504,7 +441,7 @@ def scripted_search(monkeypatch, instance, improve, **kwargs):
     calls, best = [], [100.0]
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         depots = tuple(sorted(depots))
         calls.append((depots, seed, initial))
         if len(calls) == 1:
@@ -560,7 +497,7 @@ def test_an_equal_cost_is_no_improvement_and_a_better_last_run_is_kept(monkeypat
     better = {}
 
     def last_improves(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-                      polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+                      polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         solution = costs.new(depots, 99.0 if polish_share else 100.0)
         better["last"] = solution
         return solution
@@ -577,7 +514,7 @@ def test_the_first_run_is_kept_unless_the_warm_start_is_cheaper(monkeypatch):
     runs = []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         runs.append(initial)
         return costs.new(depots, 40.0) if len(runs) == 1 else None
 
@@ -595,7 +532,7 @@ def test_a_candidate_exactly_at_the_search_end_still_runs(monkeypatch):
     calls = []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), seconds, max_iterations))
         clock.now += 2 * seconds
         return spread(depots, 6) if len(calls) == 1 else None
@@ -621,7 +558,7 @@ def test_ranking_out_of_time_ends_the_search_with_its_best_set(monkeypatch):
     clock, calls = Ticking(), []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), seconds))
         clock.now += 85.0 if len(calls) == 1 else 0.0
         return spread(depots, 6)
@@ -641,7 +578,7 @@ def test_a_fallback_set_that_works_ends_the_fallback(monkeypatch):
     calls = []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
-              polish_share=POLISH_SHARE, clock=None, params=None):  # fmt: skip
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), seconds))
         return spread(depots, 6) if len(calls) == 2 else None
 

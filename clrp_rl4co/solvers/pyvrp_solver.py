@@ -25,7 +25,6 @@ from collections.abc import Callable
 import numpy as np
 import pyvrp
 from pyvrp.exceptions import PenaltyBoundWarning
-from pyvrp.search import PerturbationParams
 from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria, StoppingCriterion
 
 from .. import interrupt
@@ -69,12 +68,6 @@ MODEL_FIRST_DEPOTS = 50
 LARGE_SETS = 20
 #: Share of :func:`route_on_set`'s budget spent in the trips encoding after the fleet one.
 POLISH_SHARE = 0.1
-#: From this many customers the depot-set search's last run (the longest, on the best set)
-#: searches with at most :data:`FINAL_MAX_PERTURBATIONS` perturbations per iteration of
-#: PyVRP's iterated local search (its default: 25), more iterations per second.
-LIGHT_FINAL_MIN_CUSTOMERS = 300
-#: See :data:`LIGHT_FINAL_MIN_CUSTOMERS`.
-FINAL_MAX_PERTURBATIONS = 10
 
 
 class _StopRequested:
@@ -129,14 +122,11 @@ def run_pyvrp(
     seed: int = 0,
     initial: CLRPSolution | None = None,
     give_up: float | None = None,
-    params: pyvrp.SolveParams | None = None,
 ) -> CLRPSolution | None:
     """One PyVRP run on ``enc`` for ``seconds`` and / or ``max_iterations`` (with ``give_up``:
-    stopped after that many seconds without a feasible solution; with ``params``, PyVRP's
-    search parameters instead of its defaults); returns the best feasible solution decoded, or
-    None."""
+    stopped after that many seconds without a feasible solution); returns the best feasible
+    solution decoded, or None."""
     init = to_pyvrp(enc, initial) if initial is not None else None
-    extra = {} if params is None else {"params": params}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PenaltyBoundWarning)
         res = pyvrp.solve(
@@ -146,7 +136,6 @@ def run_pyvrp(
             collect_stats=False,
             display=False,
             initial_solution=init,
-            **extra,
         )
     for warning in caught:
         if issubclass(warning.category, PenaltyBoundWarning):
@@ -178,7 +167,6 @@ def route_on_set(
     initial: CLRPSolution | None = None,
     polish_share: float = POLISH_SHARE,
     clock: Callable[[], float] = time.perf_counter,
-    params: pyvrp.SolveParams | None = None,
 ) -> CLRPSolution | None:
     """The best routes PyVRP finds on one depot set, or None if it finds no feasible ones.
 
@@ -187,8 +175,7 @@ def route_on_set(
     (the time left on ``clock``). When the fleet has found nothing feasible in half its time
     (e.g. a depot set too tight for its fleet) it gives up, and the trips encoding runs
     instead for the same share, within what is left of ``seconds``. ``initial`` warm-starts
-    the first run; it is not returned by itself. ``params``: PyVRP's search parameters of
-    every run (None: its defaults).
+    the first run; it is not returned by itself.
     """
     depots = sorted(int(d) for d in depots)
 
@@ -200,19 +187,17 @@ def route_on_set(
     part_seconds, iterations = part(share)
     give_up = None if part_seconds is None else part_seconds / 2
     best = run_pyvrp(encode_fleet(instance, depots), part_seconds, iterations, seed, initial,
-                     give_up, params)  # fmt: skip
+                     give_up)  # fmt: skip
     if best is None:
         if seconds is not None:
             part_seconds = max(0.0, min(part_seconds, seconds - (clock() - start)))
-        return run_pyvrp(encode(instance, depots), part_seconds, iterations, seed, initial,
-                         params=params)  # fmt: skip
+        return run_pyvrp(encode(instance, depots), part_seconds, iterations, seed, initial)
     if polish_share <= 0:
         return best
     part_seconds, iterations = part(polish_share)
     if seconds is not None:
         part_seconds = max(0.0, seconds - (clock() - start))
-    polished = run_pyvrp(encode(instance, depots), part_seconds, iterations, seed + 1, best,
-                         params=params)  # fmt: skip
+    polished = run_pyvrp(encode(instance, depots), part_seconds, iterations, seed + 1, best)
     return polished if _cost(instance, polished) < _cost(instance, best) else best
 
 
@@ -540,22 +525,10 @@ def depot_set_search(
     if iterations is not None:  # the iterations the search left unused go to the last run too
         used = part(first_share)[1] + evals * part(eval_share)[1]
         iterations = max(iterations, max_iterations - used)
-    sol = route_on_set(instance, best.open_depots, part_seconds, iterations, seed + 10_007, best,
-                       POLISH_SHARE, clock, final_search_params(instance))  # fmt: skip
+    sol = route(best.open_depots, part_seconds, iterations, seed + 10_007, best, POLISH_SHARE)
     if _cost(instance, sol) < best_cost:
         best = sol
     return best
-
-
-def final_search_params(instance: CLRPInstance) -> pyvrp.SolveParams | None:
-    """PyVRP's search parameters of the depot-set search's last run: at most
-    :data:`FINAL_MAX_PERTURBATIONS` perturbations per iteration from
-    :data:`LIGHT_FINAL_MIN_CUSTOMERS` customers, else None (PyVRP's defaults)."""
-    if instance.num_customers < LIGHT_FINAL_MIN_CUSTOMERS:
-        return None
-    return pyvrp.SolveParams(
-        perturbation=PerturbationParams(max_perturbations=FINAL_MAX_PERTURBATIONS)
-    )
 
 
 def large_ranking_seconds(instance: CLRPInstance, seconds: float) -> float:
