@@ -241,3 +241,84 @@ def test_the_models_set_is_ranked_even_when_the_model_used_up_the_rankings_time(
     ranked = est.best_sets(max_seconds=5.0)
     assert dearest in ranked
     assert est(dearest) == SetEstimate(instance)(dearest)
+
+
+# ------------------------------------------------------------------------- customer groups
+def test_up_to_max_groups_every_customer_is_its_own_group():
+    locs = np.random.default_rng(0).random((9, 2))
+    np.testing.assert_array_equal(location_model.customer_groups(locs, 9), np.arange(9))
+
+
+@pytest.mark.parametrize(
+    ("num_customers", "max_groups", "side"), [(100, 16, 4), (100, 20, 4), (10_000, 2000, 44)]
+)
+def test_groups_are_cells_of_equal_counts_in_strips_of_equal_counts(
+    num_customers, max_groups, side
+):
+    locs = np.random.default_rng(1).random((num_customers, 2))
+    labels = location_model.customer_groups(locs, max_groups)
+    assert labels.shape == (num_customers,)
+    np.testing.assert_array_equal(np.unique(labels), np.arange(side * side))
+    strip, cell = labels // side, labels % side
+    per_strip = np.bincount(strip)
+    assert per_strip.max() - per_strip.min() <= 1
+    for k in range(side - 1):  # strips in order of x, every customer of one left of the next
+        assert locs[strip == k, 0].max() <= locs[strip == k + 1, 0].min()
+    for k in range(side):  # cells of a strip in order of y
+        in_strip = strip == k
+        sizes = np.bincount(cell[in_strip])
+        assert sizes.max() - sizes.min() <= 1
+        for m in range(side - 1):
+            assert (locs[in_strip & (cell == m), 1].max()
+                    <= locs[in_strip & (cell == m + 1), 1].min())  # fmt: skip
+
+
+def paired_instance(seed: int, capacity_factor: float) -> CLRPInstance:
+    """Nine places with two customers each (18 customers; grouped by nine cells: the pairs)
+    and six depots whose capacities bind for a small ``capacity_factor``."""
+    rng = np.random.default_rng(seed)
+    places = rng.random((9, 2))
+    demand = rng.integers(5, 15, 18).astype(float)
+    return CLRPInstance(
+        depot_locs=rng.random((6, 2)),
+        customer_locs=np.repeat(places, 2, axis=0),
+        depot_capacity=capacity_factor * demand.sum() * rng.uniform(0.8, 1.2, 6) / 6,
+        opening_cost=rng.uniform(0.5, 3.0, 6),
+        demand=demand,
+        vehicle_capacity=40.0,
+        vehicle_fixed_cost=1.0,
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("capacity_factor", [8.0, 1.6])
+def test_grouping_customers_at_one_place_leaves_the_models_set_unchanged(seed, capacity_factor):
+    """Customers at the same place cost the same from every depot, so tying their shares
+    together loses nothing: with the pairs as groups the model's set is the ungrouped one."""
+    instance = paired_instance(seed, capacity_factor)
+    labels = location_model.customer_groups(instance.customer_locs, 9)
+    np.testing.assert_array_equal(labels[0::2], labels[1::2])  # the groups are the pairs
+    assert len(set(labels)) == 9
+    alone = facility_location_set(instance, seconds=30.0, nearest=6, max_groups=100)
+    grouped = facility_location_set(instance, seconds=30.0, nearest=6, max_groups=9)
+    assert grouped == alone
+    if capacity_factor == 8.0:  # every depot holds the demand: the brute-force optimum
+        every_set = [s for size in range(1, 7) for s in itertools.combinations(range(6), size)]
+        assert grouped == min(every_set, key=lambda s: uncapacitated_value(instance, s))
+
+
+def test_a_group_is_served_from_the_depots_cheapest_for_all_its_customers():
+    # Four customers and max_groups 2: side 1, one group of all four. Depot 0 at x = 0 is
+    # nearest to three of them, depot 1 at x = 10 to one; by demand-weighted arc costs the
+    # group's cheapest depot is 0 (1 x 1 + 2 x 1 + 3 x 1 + 9 x 1 = 15 against 9 + 8 + 7 + 1 =
+    # 25), so with one candidate depot only depot 0 may serve the group.
+    instance = line_instance(
+        depot_x=[0.0, 10.0],
+        capacity=[30.0, 30.0],
+        opening=[0.0, 0.0],
+        customer_x=[1.0, 2.0, 3.0, 9.0],
+        demand=[1.0, 1.0, 1.0, 1.0],
+    )
+    assert len(set(location_model.customer_groups(instance.customer_locs, 2))) == 1
+    assert facility_location_set(instance, seconds=30.0, nearest=1, max_groups=2) == (0,)
+    assert facility_location_set(instance, seconds=30.0, nearest=1, max_groups=4) == (0, 1)

@@ -18,10 +18,16 @@ continuous). Minimise ``sum O_i y_i + F sum r_i + sum (2 c_ij D_j / q) z_ij`` su
     sum_i Q_i y_i >= T
 
 Customers may be split between depots (the set's estimate, not its assignment, is wanted),
-which also keeps the model small: ``D`` integer columns.
+which also keeps the model small: ``D`` integer columns. Above :data:`MAX_GROUPS` customers,
+nearby customers are grouped (:func:`customer_groups`) and a group is split between depots as
+one customer of the group's demand, whose term at depot ``i`` is the sum of its customers'
+(``2 sum_j c_ij D_j / q``): the same model with the shares of a group's customers tied
+together, a few times smaller at thousands of customers.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy import sparse
@@ -37,6 +43,31 @@ MAX_NODES = 200
 #: HiGHS's time limit of a run without one of its own (a safety net: runs of 600 customers
 #: and 30 depots stop at ``MAX_NODES`` within seconds).
 NO_DEADLINE_SECONDS = 120.0
+#: Most customers (or groups of customers) in the model: above this many customers nearby
+#: ones are grouped, which keeps HiGHS within seconds at 10,000 customers.
+MAX_GROUPS = 2000
+
+
+def customer_groups(customer_locs: np.ndarray, max_groups: int = MAX_GROUPS) -> np.ndarray:
+    """The group of each customer, ``[N]`` labels in ``0..M-1`` (``M <= max_groups``).
+
+    With at most ``max_groups`` customers every customer is its own group (label = index).
+    Otherwise the plane is cut into ``s = floor(sqrt(max_groups))`` strips holding equal
+    numbers of customers by ``x``, and each strip into ``s`` cells of equal numbers by ``y``
+    (sizes differ by at most one at each cut): ``s^2`` groups of nearby customers, whatever
+    their density.
+    """
+    num_customers = len(customer_locs)
+    if num_customers <= max_groups:
+        return np.arange(num_customers)
+    side = math.isqrt(max_groups)
+    labels = np.empty(num_customers, np.int64)
+    by_x = np.argsort(customer_locs[:, 0], kind="stable")
+    for k, strip in enumerate(np.array_split(by_x, side)):
+        by_y = strip[np.argsort(customer_locs[strip, 1], kind="stable")]
+        for m, cell in enumerate(np.array_split(by_y, side)):
+            labels[cell] = k * side + m
+    return labels
 
 
 def candidate_depots(instance: CLRPInstance, nearest: int = NEAREST) -> np.ndarray:
@@ -53,6 +84,7 @@ def facility_location_set(
     seconds: float | None,
     nearest: int = NEAREST,
     radial_factor: float = 1.0,
+    max_groups: int = MAX_GROUPS,
 ) -> tuple[int, ...] | None:
     """The open depots of the best solution HiGHS finds to the module's model.
 
@@ -64,16 +96,31 @@ def facility_location_set(
         nearest: how many of its cheapest depots a customer may be served from.
         radial_factor: multiplies the radial term (a route is longer than its radial part
             by the travel between its customers).
+        max_groups: above this many customers, nearby ones are grouped
+            (:func:`customer_groups`) and a group may be served from the ``nearest`` depots
+            cheapest for it (by its demand-weighted arc costs).
 
     Returns:
         The open depots (sorted indices), or None when HiGHS found no solution (no time, or
         no set whose depots can serve every customer from among its nearest ones).
     """
-    num_depots, num_customers = instance.num_depots, instance.num_customers
+    num_depots = instance.num_depots
     demand = np.asarray(instance.demand, np.float64)
     q = float(instance.vehicle_capacity)
-    arc = instance.depot_customer_costs()
-    near = candidate_depots(instance, nearest)  # [N, K]
+    arc = instance.depot_customer_costs()  # [D, N]
+    if instance.num_customers <= max_groups:  # every customer its own group
+        near = candidate_depots(instance, nearest)  # [N, K]
+        customers = np.arange(len(demand))[:, None]
+        radial = radial_factor * 2.0 * arc[near, customers] * demand[:, None] / q
+    else:
+        labels = customer_groups(np.asarray(instance.customer_locs, np.float64), max_groups)
+        onehot = sparse.csr_array((np.ones(len(labels)), (np.arange(len(labels)), labels)))
+        weight = np.asarray((onehot.T @ (arc * demand).T).T)  # [D, M] sum_{j in g} c_ij D_j
+        demand = np.bincount(labels, weights=demand)  # the groups' demands from here on
+        order = np.argsort(weight / demand, axis=0, kind="stable")
+        near = order[: min(num_depots, int(nearest))].T  # [M, K]
+        radial = radial_factor * 2.0 * weight[near, np.arange(len(demand))[:, None]] / q
+    num_customers = len(demand)  # the model's customers (the groups)
     k = near.shape[1]
     y = np.arange(num_depots)
     r = num_depots + y
@@ -82,8 +129,7 @@ def facility_location_set(
     objective = np.zeros(cols)
     objective[y] = instance.opening_cost
     objective[r] = instance.vehicle_fixed_cost
-    customers = np.arange(num_customers)[:, None]
-    objective[z] = radial_factor * 2.0 * arc[near, customers] * demand[:, None] / q
+    objective[z] = radial
     lower = np.zeros(cols)
     upper = np.full(cols, INF)
     upper[y] = 1.0

@@ -56,7 +56,8 @@ LARGE_RANKING_SHARE = 0.25
 #: Seconds the ranking needs at :data:`.decompose.LARGE_INSTANCE` customers for the
 #: facility-location model to reach a good set, growing with the square of the customers
 #: (measured on the size rule's instances, one thread: about 1 s of HiGHS at 2,000 customers,
-#: 4-8 s at 5,000, 20 s at 10,000).
+#: 4-8 s at 5,000, 20 s at 10,000, before the model grouped customers above
+#: :data:`.location_model.MAX_GROUPS`; grouped, about 5 s at 10,000).
 LARGE_RANKING_SECONDS = 3.0
 #: Share of the depot-set ranking's time given to the facility-location model
 #: (:mod:`.location_model`); the descents on the estimate get the rest.
