@@ -6,6 +6,7 @@ every expected value below is exact (computed by hand from the documented shares
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 
@@ -715,3 +716,50 @@ def test_an_equal_estimate_is_no_improvement():
     ranked = est.best_sets(max_sets=100, starts=0)
     assert sorted({len(s) for s in ranked}) == [1, 2, 11, 12]
     assert len(ranked) == 12 + 66 + 12 + 1
+
+
+# ----------------------------------------------------------------- the large path's set
+def small_depots_and_one_large(num_small: int = 25) -> CLRPInstance:
+    """Three customers of demand 2; ``num_small`` depots of capacity 3 near them (two of them
+    hold 6, the demand, yet only one customer each: any pair overloads the estimate's
+    assignment) and one depot of capacity 6 (the last) far away."""
+    rng = np.random.default_rng(0)
+    return CLRPInstance(
+        depot_locs=np.vstack([rng.random((num_small, 2)), [[50.0, 50.0]]]),
+        customer_locs=rng.random((3, 2)),
+        depot_capacity=np.array([3.0] * num_small + [6.0]),
+        opening_cost=np.ones(num_small + 1),
+        demand=np.full(3, 2.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+
+
+def test_fits_tells_whether_the_estimates_assignment_keeps_the_capacities():
+    instance = small_depots_and_one_large()
+    est = SetEstimate(instance)
+    for depots, fits in [((0, 1), False), ((0, 1, 2), True), ((25,), True), ((3, 25), True),
+                         ((0,), False)]:  # fmt: skip
+        assert est.fits(depots) is fits, depots
+        assert (est.assignment(depots) is not None) is fits, depots
+    assert math.isfinite(est((0, 1))) and est((0,)) == math.inf  # priced though it overloads
+
+
+def test_the_large_path_routes_the_first_ranked_set_that_fits_however_far_down(monkeypatch):
+    """Thirty pairs of small depots (each overloads) rank before {0, 25}, which fits: the
+    assignment routed is on {0, 25}, not on every depot."""
+    instance = small_depots_and_one_large()
+    pairs = list(itertools.combinations(range(25), 2))[:30]
+    monkeypatch.setattr(SetEstimate, "best_sets",
+                        lambda self, max_seconds=None: [*pairs, (0, 25), (1, 25)])  # fmt: skip
+    routed = []
+
+    def by_parts(instance, assignment, seconds, route, max_iterations, seed, initial, clock):
+        routed.append(assignment)
+        return CLRPSolution([Route(int(d), (j,)) for j, d in enumerate(assignment)])
+
+    monkeypatch.setattr(pyvrp_solver, "route_by_parts", by_parts)
+    found = pyvrp_solver._search_large(instance, 10.0, None, 0, None, FakeClock())
+    [assignment] = routed
+    assert set(assignment.tolist()) <= {0, 25} and found.open_depots
+    assert set(found.open_depots) <= {0, 25}

@@ -65,8 +65,6 @@ MODEL_SHARE = 0.7
 #: Candidate depots from which the depot-set ranking solves the facility-location model
 #: before its greedy drop (on 60 depots a drop from all of them takes seconds, on 600 minutes).
 MODEL_FIRST_DEPOTS = 50
-#: Ranked sets tried in turn on a large instance until the estimate's assignment fits.
-LARGE_SETS = 20
 #: Share of :func:`route_on_set`'s budget spent in the trips encoding after the fleet one.
 POLISH_SHARE = 0.1
 
@@ -236,6 +234,7 @@ class SetEstimate:
         self.num_depots = num_depots
         self.instance = instance
         self._cache: dict[tuple[int, ...], float] = {}
+        self._fits: dict[tuple[int, ...], bool] = {}
         self._clock = clock
         self._deadline: float | None = None
 
@@ -298,14 +297,24 @@ class SetEstimate:
     def _evaluate(self, key: tuple[int, ...]) -> float:
         idx = list(key)
         cap = self.capacity[idx]
+        self._fits[key] = False
         if not idx or cap.sum() < self.need - 1e-9:
             return math.inf
         dist = self.dist[idx]
         near, load = self._near(dist, cap)
+        self._fits[key] = not (load > cap + 1e-9).any()
         cols = np.arange(dist.shape[1])
         radial = 2.0 * float((dist[near, cols] * self.demand).sum()) / self.q
         routes = float(np.ceil(load / self.q - 1e-9).sum())
         return float(self.opening[idx].sum()) + self.fixed * routes + radial
+
+    def fits(self, depots) -> bool:
+        """Whether the estimate's assignment to ``depots`` keeps every depot within its
+        capacity (:meth:`assignment` is not None), known from the set's estimate."""
+        key = tuple(sorted(int(d) for d in depots))
+        if key not in self._fits:
+            self._cache[key] = self._evaluate(key)
+        return self._fits[key]
 
     def located_set(self) -> tuple[int, ...] | None:
         """The set of the facility-location model (:mod:`.location_model`), solved within
@@ -561,7 +570,9 @@ def _search_large(
         ranked = est.best_sets(
             max_seconds=None if seconds is None else large_ranking_seconds(instance, seconds)
         )
-        tries = [*ranked[:LARGE_SETS], tuple(range(instance.num_depots))]
+        # the first ranked set that fits (the best ones often overload the estimate's greedy
+        # assignment: the model and the descents fill depots to their capacities), else all
+        tries = [*(s for s in ranked if est.fits(s)), tuple(range(instance.num_depots))]
         assignment = next((a for a in map(est.assignment, tries) if a is not None), None)
         if assignment is None:
             logger.info("%s: no depot set whose assignment fits; PyVRP on every depot",
