@@ -710,3 +710,24 @@ def test_nothing_runs_on_zero_seconds(fakes, monkeypatch):
     calls.clear()
     solve_hybrid(corner(), Policy(), seconds=100.0, explore_share=1.0, clock=clock)
     assert [c[1] for c in calls] == [30.0, 17.5, 17.5, 17.5, 17.5]  # no last refinement
+
+
+def test_nothing_is_decoded_when_the_encoder_alone_would_pass_its_memory_limit(monkeypatch):
+    """100 bytes per pair of nodes: 11 nodes take 12,100 bytes; with the limit just below
+    that nothing is decoded (and the hybrid is PyVRP alone), just above it the greedy runs."""
+    assert hybrid.predict_encoder_gb(10_000, 600) == pytest.approx(11.236)
+    assert hybrid.predict_encoder_gb(9, 2) == pytest.approx(12_100 / 1e9)
+    instance = ring(9, seed=2)
+    ran = []
+
+    def rollouts(policy, env, decoded, augment, starts):
+        ran.append(starts)
+        return np.array([[0, *range(2, 11), 0]]), np.full(1, 1.0)
+
+    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
+    monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_000 / 1e9)
+    found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
+    assert (found.decode, found.solutions, ran) == ("none", [], [])
+    monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_200 / 1e9)
+    found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
+    assert ran and found.solutions
