@@ -117,7 +117,7 @@ def facility_location_set(
         onehot = sparse.csr_array((np.ones(len(labels)), (np.arange(len(labels)), labels)))
         weight = np.asarray((onehot.T @ (arc * demand).T).T)  # [D, M] sum_{j in g} c_ij D_j
         demand = np.bincount(labels, weights=demand)  # the groups' demands from here on
-        order = np.argsort(weight / demand, axis=0, kind="stable")
+        order = np.argsort(weight, axis=0, kind="stable")  # a group's cheapest depots
         near = order[: min(num_depots, int(nearest))].T  # [M, K]
         radial = radial_factor * 2.0 * weight[near, np.arange(len(demand))[:, None]] / q
     num_customers = len(demand)  # the model's customers (the groups)
