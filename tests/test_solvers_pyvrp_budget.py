@@ -745,13 +745,27 @@ def test_fits_tells_whether_the_estimates_assignment_keeps_the_capacities():
     assert math.isfinite(est((0, 1))) and est((0,)) == math.inf  # priced though it overloads
 
 
-def test_the_large_path_routes_the_first_ranked_set_that_fits_however_far_down(monkeypatch):
-    """Thirty pairs of small depots (each overloads) rank before {0, 25}, which fits: the
-    assignment routed is on {0, 25}, not on every depot."""
+def test_a_set_is_made_to_fit_by_adding_the_depots_nearest_to_the_stranded_customers():
     instance = small_depots_and_one_large()
-    pairs = list(itertools.combinations(range(25), 2))[:30]
-    monkeypatch.setattr(SetEstimate, "best_sets",
-                        lambda self, max_seconds=None: [*pairs, (0, 25), (1, 25)])  # fmt: skip
+    est = SetEstimate(instance)
+    made = est.fitting((0, 1))  # one of the two customers' depots overloads: one more depot
+    assert len(made) == 3 and {0, 1} < set(made) and 25 not in made  # a near small one
+    assert est.fits(made) and est.fitting(made) == made  # a fitting set stays as it is
+    tight = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [1.0, 0.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0]]),
+        depot_capacity=np.array([3.0, 3.0]),
+        opening_cost=np.ones(2),
+        demand=np.full(3, 2.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert SetEstimate(tight).fitting((0,)) is None  # even both depots hold one customer each
+
+
+def large_path_routes(monkeypatch, instance, ranked) -> set[int]:
+    """The depots of the assignment ``_search_large`` routes when the ranking is ``ranked``."""
+    monkeypatch.setattr(SetEstimate, "best_sets", lambda self, max_seconds=None: ranked)
     routed = []
 
     def by_parts(instance, assignment, seconds, route, max_iterations, seed, initial, clock):
@@ -761,5 +775,25 @@ def test_the_large_path_routes_the_first_ranked_set_that_fits_however_far_down(m
     monkeypatch.setattr(pyvrp_solver, "route_by_parts", by_parts)
     found = pyvrp_solver._search_large(instance, 10.0, None, 0, None, FakeClock())
     [assignment] = routed
-    assert set(assignment.tolist()) <= {0, 25} and found.open_depots
-    assert set(found.open_depots) <= {0, 25}
+    assert set(found.open_depots) == set(assignment.tolist())
+    return set(assignment.tolist())
+
+
+def test_the_large_path_routes_the_cheaper_of_the_first_fitting_set_and_the_best_made_to_fit(
+    monkeypatch,
+):
+    """Thirty pairs of small depots (each overloads) rank before {0, 25}, which fits but
+    sends two customers to the far depot; {0, 1} made to fit (a third small depot) is cheaper
+    by the estimate and is routed, not every depot. With a fitting set cheaper than that
+    among the ranked ones, that set is routed."""
+    instance = small_depots_and_one_large()
+    est = SetEstimate(instance)
+    pairs = list(itertools.combinations(range(25), 2))[:30]
+    made = est.fitting(pairs[0])
+    assert est(made) < est((0, 25))
+    assert large_path_routes(monkeypatch, instance, [*pairs, (0, 25), (1, 25)]) <= set(made)
+    cheaper = min((s for s in itertools.combinations(range(25), 3) if s != made), key=est)
+    assert est(cheaper) < est(made)
+    assert large_path_routes(monkeypatch, instance, [*pairs, cheaper]) <= set(cheaper)
+    only_far = large_path_routes(monkeypatch, instance, [(0, 25)])  # fits: no repair needed
+    assert only_far <= {0, 25}
