@@ -14,7 +14,8 @@ and time; larger instances are decoded in *units*: one greedy rollout first, the
 start customers (a seeded random order of the customers, one transform at a time), each unit no
 larger than :data:`TRAJECTORY_NODE_LIMIT` trajectory-nodes. The encoder's attention over all
 node pairs grows with the square of the nodes, so no unit runs when it alone is predicted above
-:data:`ENCODER_MEMORY_GB` (from about 4,700 customers: the hybrid is then PyVRP alone).
+:data:`ENCODER_MEMORY_GB` (from about 4,700 customers with the generator's 6% depots: the hybrid is
+then PyVRP alone).
 A unit runs only when its predicted time fits in what is left of the decode budget; predictions
 start from a prior (:func:`predict_decode_seconds`) and are scaled by the measured/predicted
 ratio of the units already run. SGBS (``sgbs:4x4+aug8``) adds one more start when its predicted
