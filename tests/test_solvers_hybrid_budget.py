@@ -6,6 +6,7 @@ expected value is exact (computed by hand from the documented shares)."""
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 
@@ -712,11 +713,11 @@ def test_nothing_runs_on_zero_seconds(fakes, monkeypatch):
     assert [c[1] for c in calls] == [30.0, 17.5, 17.5, 17.5, 17.5]  # no last refinement
 
 
-def test_nothing_is_decoded_when_the_encoder_alone_would_pass_its_memory_limit(monkeypatch):
+def test_nothing_is_decoded_when_the_encoder_alone_would_pass_its_memory_limit(monkeypatch, caplog):
     """100 bytes per pair of nodes: 11 nodes take 12,100 bytes; with the limit just below
     that nothing is decoded (and the hybrid is PyVRP alone), just above it the greedy runs."""
-    assert hybrid.predict_encoder_gb(10_000, 600) == pytest.approx(11.236)
-    assert hybrid.predict_encoder_gb(9, 2) == pytest.approx(12_100 / 1e9)
+    assert hybrid.predict_encoder_gb(10_000, 600) == 11.236
+    assert hybrid.predict_encoder_gb(9, 2) == 12_100 / 1e9
     instance = ring(9, seed=2)
     ran = []
 
@@ -726,8 +727,12 @@ def test_nothing_is_decoded_when_the_encoder_alone_would_pass_its_memory_limit(m
 
     monkeypatch.setattr(hybrid, "_rollouts", rollouts)
     monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_000 / 1e9)
-    found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
+    with caplog.at_level(logging.INFO, logger=hybrid.__name__):
+        found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
     assert (found.decode, found.solutions, ran) == ("none", [], [])
-    monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_200 / 1e9)
+    assert caplog.messages == [
+        f"{instance.name}: no decoding (the encoder would take about 0.0 GB, above 0.0 GB)"
+    ]
+    monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_100 / 1e9)  # at the limit: it runs
     found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
     assert ran and found.solutions
