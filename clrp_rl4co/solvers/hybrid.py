@@ -256,8 +256,14 @@ def _units(
 ) -> list[tuple[list[int] | None, int, np.ndarray]]:
     """The decode plan: ``(transforms, starts, customer order)`` per unit, in run order: x8 in
     one batch when it fits in memory and (by the prior) in ``seconds``, else greedy first and
-    then growing blocks of start customers, one transform after the other."""
+    then growing blocks of start customers, one transform after the other; none when the
+    encoder alone would take more than :data:`ENCODER_MEMORY_GB`."""
     num_customers = instance.num_customers
+    encoder_gb = predict_encoder_gb(num_customers, instance.num_depots)
+    if encoder_gb > ENCODER_MEMORY_GB:
+        logger.info("%s: no decoding (the encoder would take about %.1f GB, above %.1f GB)",
+                    instance.name, encoder_gb, ENCODER_MEMORY_GB)  # fmt: skip
+        return []
     nodes = instance.num_customers + instance.num_depots
     per_unit = max(1, TRAJECTORY_NODE_LIMIT // nodes)
     identity = np.arange(num_customers)
@@ -319,13 +325,7 @@ def learned_starts(
     ratio = 1.0  # safety x measured / predicted time of the last unit
     trajectories = 0
     labels: list[str] = []
-    units = _units(instance, seed, seconds)
-    if predict_encoder_gb(num_customers, num_depots) > ENCODER_MEMORY_GB:
-        logger.info("%s: no decoding (the encoder would take about %.1f GB, above %.1f GB)",
-                    instance.name, predict_encoder_gb(num_customers, num_depots),
-                    ENCODER_MEMORY_GB)  # fmt: skip
-        units = []
-    for transforms, starts, order in units:
+    for transforms, starts, order in _units(instance, seed, seconds):
         rows = max(1, starts) * (len(transforms) if transforms else 1)
         predicted = ratio * predict_decode_seconds(num_customers, num_depots, rows)
         unit_seconds = seconds if trajectories else max(seconds, first_seconds or 0.0)

@@ -299,18 +299,17 @@ class SetEstimate:
         fits (:meth:`fits`): each time the one nearest (summed arc costs) to the customers
         assigned to overloaded depots. None when no depot is left to add."""
         current = sorted(int(d) for d in depots)
-        while not self.fits(current):
+        while True:
+            near, load = self._near(self.dist[current], self.capacity[current])
+            overloaded = np.flatnonzero(load > self.capacity[current] + 1e-9)
+            if not len(overloaded):
+                return tuple(current)
             closed = np.setdiff1d(np.arange(self.num_depots), current)
             if not len(closed):
                 return None
-            near, load = self._near(self.dist[current], self.capacity[current])
-            overloaded = np.flatnonzero(load > self.capacity[current] + 1e-9)
-            stranded = np.isin(near, overloaded)
-            nearest = closed[
-                self.dist[np.ix_(closed, np.flatnonzero(stranded))].sum(axis=1).argmin()
-            ]
+            stranded = np.flatnonzero(np.isin(near, overloaded))
+            nearest = closed[self.dist[np.ix_(closed, stranded)].sum(axis=1).argmin()]
             current = sorted([*current, int(nearest)])
-        return tuple(current)
 
     def _evaluate(self, key: tuple[int, ...]) -> float:
         idx = list(key)
@@ -591,10 +590,9 @@ def _search_large(
         # the best ranked sets often overload the estimate's greedy assignment (the model and
         # the descents fill depots to their capacities): the cheaper of the first ranked set
         # that fits and the best one made to fit, else every depot
-        fitting = [s for s in ranked if est.fits(s)][:1]
+        first_fit = next((s for s in ranked if est.fits(s)), None)
         made_to_fit = est.fitting(ranked[0]) if ranked else None
-        if made_to_fit is not None:
-            fitting.append(made_to_fit)
+        fitting = [s for s in (first_fit, made_to_fit) if s is not None]
         tries = [*sorted(fitting, key=est), tuple(range(instance.num_depots))]
         assignment = next((a for a in map(est.assignment, tries) if a is not None), None)
         if assignment is None:
