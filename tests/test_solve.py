@@ -96,13 +96,15 @@ def test_auto_method_is_exact_only_on_tiny_instances():
 
 
 def _sized_instance(customers: int) -> CLRPInstance:
-    """A feasible instance of ``customers`` customers and 5 depots (any size)."""
+    """A feasible instance of ``customers`` customers and 5 depots (any size), whose depots
+    are far from nearly free (opening costs of 100 each: at least 19% of the estimate of
+    ``opening_share`` up to 10,000 customers)."""
     rng = np.random.default_rng(0)
     return CLRPInstance(
         depot_locs=rng.random((5, 2)),
         customer_locs=rng.random((customers, 2)),
         depot_capacity=np.full(5, 20.0 * customers),
-        opening_cost=np.ones(5),
+        opening_cost=np.full(5, 100.0),
         demand=np.full(customers, 10.0),
         vehicle_capacity=70.0,
         vehicle_fixed_cost=1.0,
@@ -129,6 +131,18 @@ def test_auto_method_runs_pyvrp_alone_where_the_hybrid_was_measured_behind(
     customers, seconds, method
 ):
     assert auto_method(_sized_instance(customers), seconds) == method
+
+
+def test_auto_runs_pyvrp_alone_on_nearly_free_depots_at_any_size_and_budget():
+    """Opening costs of 0.01 against vehicles of 1 and routes of about 0.2 per customer: far
+    below 5% of the cost; the exact MIP still takes the tiny instances."""
+    base = random_instance(50, seed=0)
+    free = replace(base, opening_cost=np.full(5, 0.01))
+    assert auto_method(base, 60.0) == "hybrid"
+    assert auto_method(free, 60.0) == "pyvrp"
+    assert auto_method(free, None) == "pyvrp"
+    tiny = replace(random_instance(12, seed=0), opening_cost=np.full(5, 0.01))
+    assert auto_method(tiny, 60.0) == "exact"
 
 
 def test_auto_passes_the_budget_on_and_runs_pyvrp_alone_in_its_band():

@@ -55,8 +55,10 @@ def fake_runs(monkeypatch):
     the seconds on the clock, returns a valid solution on the encoding's depots."""
     clock, calls = FakeClock(), []
 
-    def run(enc, seconds, max_iterations=None, seed=0, initial=None, give_up=None):
+    def run(enc, seconds, max_iterations=None, seed=0, initial=None, give_up=None,
+            scaled_history=False):  # fmt: skip
         calls.append((enc.kind, seconds, max_iterations, seed))
+        HISTORIES.append(scaled_history)
         RUNS.append((enc.kind, enc.depots, initial))
         GIVE_UPS.append(give_up)
         found = RESULTS.pop(0) if RESULTS else spread(enc.depots, 6)
@@ -70,12 +72,14 @@ def fake_runs(monkeypatch):
     RUNS.clear()
     RESULTS.clear()
     GIVE_UPS.clear()
+    HISTORIES.clear()
     return clock, calls
 
 
 RUNS: list = []  # (encoding kind, its depots, warm start) of each fake PyVRP run
 RESULTS: list = []  # what the next fake PyVRP runs return (then a spread solution)
 GIVE_UPS: list = []  # the give_up argument of each fake PyVRP run
+HISTORIES: list = []  # the scaled_history argument of each fake PyVRP run
 
 
 def test_without_a_time_budget_the_fleet_never_gives_up(fake_runs):
@@ -108,8 +112,8 @@ def test_route_on_set_the_trips_get_what_the_fleet_left_of_the_time(fake_runs):
     clock, calls = fake_runs
     real = pyvrp_solver.run_pyvrp
 
-    def slow_fleet(enc, seconds, *args):
-        found = real(enc, seconds, *args)
+    def slow_fleet(enc, seconds, *args, **kwargs):
+        found = real(enc, seconds, *args, **kwargs)
         clock.now += 0.5 if enc.kind == "fleet" else 0.0
         return found
 
@@ -419,13 +423,14 @@ class Costs:
 
 def eight_depots() -> CLRPInstance:
     """Eight depots on a circle around six customers; it takes three of them to hold the
-    demand, so a set has at least 3 x 5 swaps and 5 adds (no drop)."""
+    demand, so a set has at least 3 x 5 swaps and 5 adds (no drop). Opening costs of 100 keep
+    its depots far from nearly free (the set search runs)."""
     angle = np.arange(8) * np.pi / 4
     return CLRPInstance(
         depot_locs=np.column_stack([np.cos(angle), np.sin(angle)]) * 50 + 50,
         customer_locs=np.array([[50.0, 50 + k] for k in range(6)]),
         depot_capacity=np.full(8, 2.5),
-        opening_cost=np.ones(8),
+        opening_cost=np.full(8, 100.0),
         demand=np.ones(6),
         vehicle_capacity=2.0,
         vehicle_fixed_cost=1.0,
@@ -797,3 +802,122 @@ def test_the_large_path_routes_the_cheaper_of_the_first_fitting_set_and_the_best
     assert large_path_routes(monkeypatch, instance, [*pairs, cheaper]) <= set(cheaper)
     only_far = large_path_routes(monkeypatch, instance, [(0, 25)])  # fits: no repair needed
     assert only_far <= {0, 25}
+
+
+# ------------------------------------------------------------------ late-acceptance history
+@pytest.mark.parametrize(
+    "clients, seconds, iterations, expected",
+    [
+        (600, 20.0, None, 66),  # 20 s x 4e5 / 600 = 13,333 expected iterations, / 200
+        (400, 60.0, None, 300),  # 60,000 expected iterations: 300, PyVRP's own default
+        (100, 600.0, None, 300),  # far more: never above the default
+        (600, 0.2, None, 10),  # 133 iterations: at least 10
+        (50, None, 5_000, 25),  # an iteration budget is known exactly
+        (50, None, 100_000, 300),
+        (600, 20.0, 4_000, 20),  # both: whichever ends the run first (4,000 iterations)
+        (600, 3.0, 100_000, 10),  # 2,000 iterations expected in 3 s
+    ],
+)
+def test_the_history_is_one_entry_per_200_expected_iterations_within_10_and_300(
+    clients, seconds, iterations, expected
+):
+    assert pyvrp_solver.history_length(clients, seconds, iterations) == expected
+
+
+def test_a_run_gets_the_history_of_its_budget_only_when_asked(monkeypatch):
+    """``run_pyvrp(scaled_history=True)`` hands PyVRP the late-acceptance history of its budget
+    (every other parameter PyVRP's default); without it PyVRP's defaults, history 300. Both
+    runs return valid solutions."""
+    from pyvrp.solve import SolveParams
+
+    real_solve = pyvrp_solver.pyvrp.solve
+    seen = []
+
+    def solve(data, stop, **kwargs):
+        seen.append((data.num_clients, kwargs["params"]))
+        return real_solve(data, stop, **kwargs)
+
+    monkeypatch.setattr(pyvrp_solver.pyvrp, "solve", solve)
+    instance = two_clusters()
+    enc = pyvrp_solver.encode(instance)
+    pyvrp_solver.run_pyvrp(enc, None, max_iterations=3_000, seed=1, scaled_history=True).check(
+        instance
+    )
+    pyvrp_solver.run_pyvrp(enc, None, max_iterations=3_000, seed=1).check(instance)
+    [(clients, scaled), (_, default)] = seen
+    assert clients == 6
+    assert scaled.ils.history_length == 15  # 3,000 iterations / 200
+    assert default.ils.history_length == 300
+    defaults = SolveParams()
+    for params in (scaled, default):
+        assert params.ils.num_iters_no_improvement == defaults.ils.num_iters_no_improvement
+        assert params.ils.exhaustive_on_best == defaults.ils.exhaustive_on_best
+        assert params.penalty == defaults.penalty
+        assert params.neighbourhood == defaults.neighbourhood
+        assert params.operators == defaults.operators
+        assert params.perturbation == defaults.perturbation
+
+
+# ----------------------------------------------------------------------- nearly free depots
+def row_of_depots(opening: float) -> CLRPInstance:
+    """Two customers of demand 7 at (0, 10) and (0, 20), two depots at (0, 0) and (0, 30)
+    opening for ``opening`` each; q = 10, F = 3. Two routes at least (14 / 10); the radial part
+    is 2 (7 x 10 + 7 x 10) / 10 = 28 (each customer 10 from its nearest depot)."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [0.0, 30.0]]),
+        customer_locs=np.array([[0.0, 10.0], [0.0, 20.0]]),
+        depot_capacity=np.full(2, 20.0),
+        opening_cost=np.full(2, opening),
+        demand=np.full(2, 7.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=3.0,
+        name="row",
+    )
+
+
+@pytest.mark.parametrize("opening, share", [(1.0, 2 / 36), (17.0, 34 / 68), (0.0, 0.0)])
+def test_the_opening_share_by_hand(opening, share):
+    """Both depots' opening costs over themselves + 2 routes x 3 + the radial part 28."""
+    assert pyvrp_solver.opening_share(row_of_depots(opening)) == pytest.approx(share, rel=1e-12)
+
+
+def test_depots_are_nearly_free_up_to_five_percent_of_the_estimate():
+    """2 x opening / (2 x opening + 34) <= 0.05 up to opening = 0.05 x 34 / (2 x 0.95)."""
+    limit = 0.05 * 34 / (2 * 0.95)
+    assert pyvrp_solver.nearly_free_depots(row_of_depots(limit * (1 - 1e-9)))
+    assert not pyvrp_solver.nearly_free_depots(row_of_depots(limit * 1.01))
+    row = row_of_depots(0.0)  # every customer at a depot, no vehicle cost: nothing costs
+    nothing_costs = dataclasses.replace(row, customer_locs=row.depot_locs, vehicle_fixed_cost=0.0)
+    assert pyvrp_solver.opening_share(nothing_costs) == 0.0
+    assert pyvrp_solver.nearly_free_depots(nothing_costs)
+
+
+def test_nearly_free_depots_are_routed_all_at_once_in_one_run(fake_runs):
+    """No ranking and no set moves: one route_on_set on every depot with the whole budget
+    (the fleet 9/10, the trips the rest), both PyVRP runs with the history of their budget."""
+    clock, calls = fake_runs
+    RESULTS.extend([CLRPSolution([Route(0, (0,)), Route(1, (1,))])] * 2)
+    found = depot_set_search(row_of_depots(0.1), 20.0, seed=3, clock=clock)
+    assert [c[0] for c in calls] == ["fleet", "trips"]
+    assert [c[1] for c in calls] == [pytest.approx(18.0), pytest.approx(2.0)]
+    assert [c[3] for c in calls] == [3, 4]
+    assert [r[1] for r in RUNS] == [[0, 1], [0, 1]] and HISTORIES == [True, True]
+    assert found.open_depots == (0, 1)
+
+
+def test_on_nearly_free_depots_a_cheaper_warm_start_is_kept(fake_runs):
+    """Each customer from its own depot: 0.2 + 2 x 3 + 20 + 20 = 46.2; both from depot 0:
+    0.1 + 6 + 20 + 40 = 66.1. The run is warm-started from the start either way."""
+    instance = row_of_depots(0.1)
+    clock, _ = fake_runs
+    own = CLRPSolution([Route(0, (0,)), Route(1, (1,))])
+    one = CLRPSolution([Route(0, (0,)), Route(0, (1,))])
+    assert own.cost(instance).total == pytest.approx(46.2)
+    assert one.cost(instance).total == pytest.approx(66.1)
+    RESULTS.extend([one, one])
+    assert depot_set_search(instance, 10.0, initial=own, clock=clock) is own
+    assert RUNS[0][2] is own
+    RUNS.clear()
+    RESULTS.extend([own, own])
+    assert depot_set_search(instance, 10.0, initial=one, clock=clock) is own
+    assert RUNS[0][2] is one
