@@ -140,7 +140,7 @@ def auto_method(instance: CLRPInstance, seconds: float | None = None) -> str:
 
     ``exact`` where a proof is in reach (at most :data:`EXACT_MAX_CUSTOMERS` customers);
     ``pyvrp`` when depots are nearly free (:func:`.solvers.pyvrp_solver.nearly_free_depots`:
-    there the policy's depot choices matter little and its starts were far from PyVRP's, 68%
+    there the policy's depot choices matter little and its starts were far from PyVRP's, 66%
     above on 600 customers, so decoding and refining them only took PyVRP's time) and from
     :data:`PYVRP_MIN_CUSTOMERS` customers within :data:`PYVRP_MAX_SECONDS`; else ``hybrid``.
     """

@@ -4,6 +4,7 @@ with them inside the block only, and the report's arithmetic on hand-made costs.
 from __future__ import annotations
 
 import pytest
+from pyvrp.search import PerturbationParams
 
 from benchmarks.hard import routing_phase as rp
 from benchmarks.hard.families import load
@@ -51,7 +52,8 @@ def test_the_variant_reaches_every_pyvrp_run_inside_the_block_only(monkeypatch):
     assert seen == [7, 7]  # the fleet run and the trips polish
     assert pyvrp_solver.pyvrp.solve is recorder  # restored
     pyvrp_solver.route_on_set(instance, [0, 1, 2], None, max_iterations=2)
-    assert seen[2:] == [None, None]
+    default = PerturbationParams().max_perturbations
+    assert seen[2:] == [default, default]  # outside: PyVRP's own parameters
 
 
 def test_a_family_and_sizes_select_its_instances(capsys, monkeypatch):

@@ -10,7 +10,8 @@ PyVRP run warm-started from the best solution, and gives what is left of the bud
 set. Routing on a set runs in the *fleet* encoding (a multi-depot VRP whose fleet keeps each
 depot within its capacity; PyVRP searches it far better than one vehicle's trips) and, at the
 end, in the exact trips encoding warm-started from the fleet's result (:func:`route_on_set`),
-which reaches the solutions the fleet cannot represent.
+which reaches the solutions the fleet cannot represent. When depots are nearly free
+(:func:`nearly_free_depots`) the set barely matters: PyVRP routes on every depot in one run.
 """
 
 from __future__ import annotations
@@ -74,11 +75,12 @@ POLISH_SHARE = 0.1
 #: is :data:`MAX_HISTORY`). A long history keeps the search wide for many iterations, which a
 #: short run never recovers: on 600 customers, 20 s of PyVRP (about 14,000 iterations) on one
 #: depot set ended 2.5% lower with a history of 10-100 than with 300, while at 60 s the three
-#: were within 0.3%; on every depot of such instances at 60 s, one run with it ended 1.0-1.6%
-#: lower than with 300. :func:`history_length` gives a run one entry of history per this many
-#: iterations it is expected to make, between :data:`MIN_HISTORY` and :data:`MAX_HISTORY`. Only
-#: the one-run routing of nearly free depots uses it: in the depot-set search's many short runs
-#: it changed nothing (16 instances of 300-600 customers at 60 s: mean change +0.002%).
+#: were within 0.3%; on every depot of nearly free depots at 60 s, one run with it ended 1.0%,
+#: 1.6% and 0.0% lower than with 300 (three instances of 400-600 customers).
+#: :func:`history_length` gives a run one entry of history per this many iterations it is
+#: expected to make, between :data:`MIN_HISTORY` and :data:`MAX_HISTORY`. Only the one-run
+#: routing of nearly free depots uses it: in the depot-set search's many short runs it bought
+#: nothing (``solve --time 60`` on 16 instances of 300-600 customers: mean change +0.04%).
 ITERATIONS_PER_HISTORY = 200
 MIN_HISTORY = 10
 MAX_HISTORY = 300
@@ -86,9 +88,11 @@ MAX_HISTORY = 300
 #: costs at most this share of a cheap estimate of a solution that may use them all. Then the
 #: depot set barely changes the cost and the depot-set search is all routing noise: on 600
 #: customers with opening costs 0.1-0.3 of a vehicle's cost, every one of its short candidate
-#: runs "improved" (the routes were still converging), and one run on every depot ended 1.5%
-#: lower. Measured shares: 1.0-1.7% on such instances; at least 42% on the Prins instances and
-#: the generator's presets.
+#: runs "improved" (the routes were still converging). One run on every depot instead: on the
+#: eight such instances of 300-600 customers of ``benchmarks.hard``, ``solve --time 60`` ended
+#: 0.2-2.0% lower on every one (mean 0.7%). Measured shares (:func:`opening_share`): 1.1-1.7%
+#: on such instances; 37-95% on the Prins instances, 58-91% on the generator's presets (preset
+#: ``mixed``: 3 of 1,000 below 5%).
 NEARLY_FREE_SHARE = 0.05
 #: PyVRP iterations per second times the number of clients, one thread (measured 2.8e5 at
 #: 100 customers, 4.2e5 at 300 and 600; more with few, uncrowded depots): the prior of a
