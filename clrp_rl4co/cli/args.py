@@ -19,13 +19,15 @@ such file in it) or a glob pattern. The formats are described in docs/formats.md
 
 EPILOG = """\
 methods:
-  auto    exact on tiny instances (a proof is in reach), pyvrp from 400 customers with
-          --time <= 30, else hybrid; the model is picked from the instance (the paper's
-          models only on instances like their training data)
+  auto    exact on tiny instances (a proof is in reach), pyvrp on nearly free depots
+          (their opening costs <= 5% of the cost) and from 400 customers with --time <= 30,
+          else hybrid; the model is picked from the instance (the paper's models only on
+          instances like their training data)
   hybrid  learned starts (x8 or fewer starts, SGBS when time allows) + PyVRP refinement
   x8      the policy alone: every customer as first move x 8 transforms (fewer if --time
           is short); sgbs: simulation-guided beam search when it fits in --time, else x8
-  pyvrp   PyVRP with a depot-set search;  exact: the MIP (HiGHS), proven optimal or not
+  pyvrp   PyVRP with a depot-set search (one run on every depot when depots are nearly
+          free);  exact: the MIP (HiGHS), proven optimal or not
 
 examples:
   clrp-rl4co solve coord100-10-1.dat --time 30
