@@ -104,6 +104,7 @@ def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fa
     clock, calls = fake_runs
     route_on_set(two_clusters(), [1, 0], seconds=10.0, seed=4, clock=clock)
     assert POLISH_SHARE == 0.1
+    assert HISTORIES == [False, False]  # PyVRP's own history unless asked
     assert calls == [("fleet", pytest.approx(9.0), None, 4), ("trips", pytest.approx(1.0), None, 5)]
 
 
@@ -816,6 +817,7 @@ def test_the_large_path_routes_the_cheaper_of_the_first_fitting_set_and_the_best
         (50, None, 100_000, 300),
         (600, 20.0, 4_000, 20),  # both: whichever ends the run first (4,000 iterations)
         (600, 3.0, 100_000, 10),  # 2,000 iterations expected in 3 s
+        (1, 0.01, None, 20),  # one client: 4,000 iterations in 10 ms
     ],
 )
 def test_the_history_is_one_entry_per_200_expected_iterations_within_10_and_300(
@@ -844,10 +846,12 @@ def test_a_run_gets_the_history_of_its_budget_only_when_asked(monkeypatch):
         instance
     )
     pyvrp_solver.run_pyvrp(enc, None, max_iterations=3_000, seed=1).check(instance)
-    [(clients, scaled), (_, default)] = seen
+    pyvrp_solver.run_pyvrp(enc, 0.05, seed=1, scaled_history=True).check(instance)
+    [(clients, scaled), (_, default), (_, timed)] = seen
     assert clients == 6
     assert scaled.ils.history_length == 15  # 3,000 iterations / 200
     assert default.ils.history_length == 300
+    assert timed.ils.history_length == 16  # 0.05 s x 4e5 / 6 clients = 3,333 iterations
     defaults = SolveParams()
     for params in (scaled, default):
         assert params.ils.num_iters_no_improvement == defaults.ils.num_iters_no_improvement
@@ -881,10 +885,35 @@ def test_the_opening_share_by_hand(opening, share):
     assert pyvrp_solver.opening_share(row_of_depots(opening)) == pytest.approx(share, rel=1e-12)
 
 
+def test_the_opening_share_counts_whole_routes_and_each_customers_nearest_depot():
+    """Three depots (D != N): customers of demand 5 and 5 fill exactly one route of q = 10
+    (F = 3); their nearest depots are 10 away (depot 2 at (0, 100) is nearer to none): radial
+    2 (5 x 10 + 5 x 10) / 10 = 20. Share 3 / (3 + 3 + 20)."""
+    row = row_of_depots(1.0)
+    three = dataclasses.replace(
+        row,
+        depot_locs=np.array([[0.0, 0.0], [0.0, 30.0], [0.0, 100.0]]),
+        depot_capacity=np.full(3, 20.0),
+        opening_cost=np.ones(3),
+        demand=np.full(2, 5.0),
+    )
+    assert pyvrp_solver.opening_share(three) == pytest.approx(3 / 26, rel=1e-12)
+
+
+def test_a_share_of_costs_below_one_unit_is_still_a_share():
+    """Opening 0.2 each, customers at the depots, F = 0.1 for 2 routes: 0.4 / 0.6."""
+    row = row_of_depots(0.2)
+    tiny = dataclasses.replace(row, customer_locs=row.depot_locs, vehicle_fixed_cost=0.1)
+    assert pyvrp_solver.opening_share(tiny) == pytest.approx(0.4 / 0.6, rel=1e-12)
+
+
 def test_depots_are_nearly_free_up_to_five_percent_of_the_estimate():
     """2 x opening / (2 x opening + 34) <= 0.05 up to opening = 0.05 x 34 / (2 x 0.95)."""
     limit = 0.05 * 34 / (2 * 0.95)
     assert pyvrp_solver.nearly_free_depots(row_of_depots(limit * (1 - 1e-9)))
+    exact = dataclasses.replace(row_of_depots(1.0), vehicle_fixed_cost=5.0)  # 2 / (2 + 10 + 28)
+    assert pyvrp_solver.opening_share(exact) == 0.05
+    assert pyvrp_solver.nearly_free_depots(exact)  # 5% itself is nearly free
     assert not pyvrp_solver.nearly_free_depots(row_of_depots(limit * 1.01))
     row = row_of_depots(0.0)  # every customer at a depot, no vehicle cost: nothing costs
     nothing_costs = dataclasses.replace(row, customer_locs=row.depot_locs, vehicle_fixed_cost=0.0)
