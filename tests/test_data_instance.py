@@ -37,6 +37,18 @@ def test_inputs_become_float64_arrays_and_a_bool_flag():
 
 
 @pytest.mark.parametrize(
+    "demand, capacity, routes",
+    [([4, 5, 6], 10, 2), ([4, 5, 6], 15, 1), ([4, 5, 6], 7.5, 2), ([0.1, 0.2], 0.3, 1)],
+)
+def test_the_fewest_routes_round_the_demand_over_the_vehicle_capacity_up(demand, capacity, routes):
+    """15 / 10 -> 2; 15 / 15 and 15 / 7.5 exactly 1 and 2; (0.1 + 0.2) / 0.3 is
+    1.0000000000000002 in floating point, still one route."""
+    customers = [[0, 0]] * len(demand)
+    inst = _toy(demand=demand, customer_locs=customers, vehicle_capacity=capacity)
+    assert inst.min_routes() == routes
+
+
+@pytest.mark.parametrize(
     "changes,message",
     [
         (dict(depot_locs=[[0, 0, 0], [1, 1, 1]]), "toy: depot_locs: expected shape [D>=1, 2], "

@@ -156,6 +156,11 @@ class CLRPInstance:
     def total_demand(self) -> float:
         return float(self.demand.sum())
 
+    def min_routes(self) -> int:
+        """The fewest routes any solution has: ``ceil(total demand / vehicle capacity)`` (a
+        quotient within 1e-9 of an integer counts as that integer)."""
+        return math.ceil(self.total_demand() / float(self.vehicle_capacity) - 1e-9)
+
     def __repr__(self) -> str:
         return (
             f"CLRPInstance(name={self.name!r}, customers={self.num_customers}, "

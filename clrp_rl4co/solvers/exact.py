@@ -154,7 +154,7 @@ def _build(instance: CLRPInstance) -> _Model:
                 row(pair + [z[i, j], z[i, k]], [1.0] * len(pair) + [1, -1], hi=1)
                 row(pair + [z[i, j], z[i, k]], [1.0] * len(pair) + [-1, 1], hi=1)
     all_out = [pos[(i, nd + j)] for i in range(nd) for j in range(nc)]
-    row(x[all_out], np.ones(len(all_out)), lo=math.ceil(d.sum() / q - 1e-9))
+    row(x[all_out], np.ones(len(all_out)), lo=instance.min_routes())
     row(y, cap, lo=float(d.sum()))
     return _Model(nd, nc, y, z, arcs, x, f, np.array(costs), lower, upper, integer, rows)
 

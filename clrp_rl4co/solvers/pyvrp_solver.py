@@ -163,10 +163,9 @@ def opening_share(instance: CLRPInstance) -> float:
     bound on it, capacities ignored). 0 when nothing costs anything."""
     opening = float(np.sum(instance.opening_cost))
     demand = np.asarray(instance.demand, np.float64)
-    q = float(instance.vehicle_capacity)
-    routes = math.ceil(demand.sum() / q - 1e-9)
-    radial = 2.0 * float(demand @ instance.depot_customer_costs().min(axis=0)) / q
-    total = opening + float(instance.vehicle_fixed_cost) * routes + radial
+    radial = 2.0 * float(demand @ instance.depot_customer_costs().min(axis=0))
+    radial /= float(instance.vehicle_capacity)
+    total = opening + float(instance.vehicle_fixed_cost) * instance.min_routes() + radial
     return opening / total if total > 0 else 0.0
 
 
@@ -248,7 +247,6 @@ def route_on_set(
     the first run; it is not returned by itself. ``scaled_history``: see :func:`run_pyvrp`.
     """
     depots = sorted(int(d) for d in depots)
-    history = {"scaled_history": scaled_history}
 
     def part(share: float) -> tuple[float | None, int | None]:
         return budget_part(seconds, max_iterations, share)
@@ -258,19 +256,19 @@ def route_on_set(
     part_seconds, iterations = part(share)
     give_up = None if part_seconds is None else part_seconds / 2
     best = run_pyvrp(encode_fleet(instance, depots), part_seconds, iterations, seed, initial,
-                     give_up, **history)  # fmt: skip
+                     give_up, scaled_history=scaled_history)  # fmt: skip
     if best is None:
         if seconds is not None:
             part_seconds = max(0.0, min(part_seconds, seconds - (clock() - start)))
         return run_pyvrp(encode(instance, depots), part_seconds, iterations, seed, initial,
-                         **history)  # fmt: skip
+                         scaled_history=scaled_history)  # fmt: skip
     if polish_share <= 0:
         return best
     part_seconds, iterations = part(polish_share)
     if seconds is not None:
         part_seconds = max(0.0, seconds - (clock() - start))
     polished = run_pyvrp(encode(instance, depots), part_seconds, iterations, seed + 1, best,
-                         **history)  # fmt: skip
+                         scaled_history=scaled_history)  # fmt: skip
     return polished if _cost(instance, polished) < _cost(instance, best) else best
 
 
