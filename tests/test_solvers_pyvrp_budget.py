@@ -950,3 +950,49 @@ def test_on_nearly_free_depots_a_cheaper_warm_start_is_kept(fake_runs):
     RESULTS.extend([own, own])
     assert depot_set_search(instance, 10.0, initial=one, clock=clock) is own
     assert RUNS[0][2] is one
+
+
+def test_nearest_depots_are_those_nearest_to_some_customer():
+    """Depots 2 and 3 are far from both clusters: only 0 and 1 are anyone's nearest."""
+    assert pyvrp_solver.nearest_depots(two_clusters()) == (0, 1)
+
+
+def test_nearest_depots_short_of_capacity_get_the_depot_nearest_to_the_stranded_customers():
+    """Depots 0 and 1 hold 3 + 2 < 6 units: one more depot, depot 2 (about 400 from either
+    cluster; depot 3 moved 800 away)."""
+    short = dataclasses.replace(
+        two_clusters(),
+        depot_locs=np.array([[0.0, 0.0], [100.0, 0.0], [50.0, 400.0], [-800.0, 50.0]]),
+        depot_capacity=np.array([3.0, 2.0, 100.0, 100.0]),
+    )
+    assert pyvrp_solver.nearest_depots(short) == (0, 1, 2)
+
+
+def test_nearest_depots_are_every_depot_when_no_set_fits():
+    """Two customers of demand 2 nearest to depot 0 (room 3) and one to depot 1 (room 3); the
+    far depot 2 holds 1: the estimate's assignment never fits, so every depot."""
+    tight = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [1.0, 0.0], [50.0, 50.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [0.4, 1.0]]),
+        depot_capacity=np.array([3.0, 3.0, 1.0]),
+        opening_cost=np.ones(3),
+        demand=np.full(3, 2.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert SetEstimate(tight).fitting((0, 1)) is None
+    assert pyvrp_solver.nearest_depots(tight) == (0, 1, 2)
+
+
+def test_nearly_free_depots_are_routed_on_the_nearest_depots_and_the_warm_starts(fake_runs):
+    """Opening 0.01 each (share about 0.6%, nearly free): one run on depots 0 and 1, the
+    nearest; a warm start from depot 3 adds depot 3."""
+    cheap = dataclasses.replace(two_clusters(), opening_cost=np.full(4, 0.01))
+    assert pyvrp_solver.nearly_free_depots(cheap)
+    clock, _ = fake_runs
+    found = depot_set_search(cheap, 10.0, clock=clock)
+    assert [r[1] for r in RUNS] == [[0, 1], [0, 1]] and found.open_depots == (0, 1)
+    RUNS.clear()
+    far = CLRPSolution([Route(3, tuple(range(3))), Route(1, (3, 4, 5))])
+    depot_set_search(cheap, 10.0, initial=far, clock=clock)
+    assert [r[1] for r in RUNS] == [[0, 1, 3], [0, 1, 3]] and RUNS[0][2] is far

@@ -11,7 +11,8 @@ set. Routing on a set runs in the *fleet* encoding (a multi-depot VRP whose flee
 depot within its capacity; PyVRP searches it far better than one vehicle's trips) and, at the
 end, in the exact trips encoding warm-started from the fleet's result (:func:`route_on_set`),
 which reaches the solutions the fleet cannot represent. When depots are nearly free
-(:func:`nearly_free_depots`) the set barely matters: PyVRP routes on every depot in one run.
+(:func:`nearly_free_depots`) the set barely matters: PyVRP routes on every depot that is some
+customer's nearest (:func:`nearest_depots`) in one run.
 """
 
 from __future__ import annotations
@@ -90,7 +91,9 @@ MAX_HISTORY = 300
 #: customers with opening costs 0.1-0.3 of a vehicle's cost, every one of its short candidate
 #: runs "improved" (the routes were still converging). One run on every depot instead: on the
 #: eight such instances of 300-600 customers of ``benchmarks.hard``, ``solve --time 60`` ended
-#: 0.2-2.0% lower on every one (mean 0.7%). Measured shares (:func:`opening_share`): 1.1-1.7%
+#: 0.2-2.0% lower on every one (mean 0.7%); on the depots that are some customer's nearest
+#: (:func:`nearest_depots`; half of them where customers are clustered) 0.2-1.5% lower again on
+#: three of the four clustered instances. Measured shares (:func:`opening_share`): 1.1-1.7%
 #: on such instances; 37-95% on the Prins instances, 58-91% on the generator's presets (preset
 #: ``mixed``: 3 of 1,000 below 5%).
 NEARLY_FREE_SHARE = 0.05
@@ -171,9 +174,19 @@ def opening_share(instance: CLRPInstance) -> float:
 
 def nearly_free_depots(instance: CLRPInstance) -> bool:
     """Whether opening every candidate depot costs at most :data:`NEARLY_FREE_SHARE` of a
-    solution (:func:`opening_share`): then PyVRP routes on every depot at once, in one run
+    solution (:func:`opening_share`): then PyVRP routes on the nearest depots
+    (:func:`nearest_depots`) at once, in one run
     (:func:`depot_set_search`), and ``auto`` runs PyVRP alone (:mod:`clrp_rl4co.solving`)."""
     return opening_share(instance) <= NEARLY_FREE_SHARE
+
+
+def nearest_depots(instance: CLRPInstance) -> tuple[int, ...]:
+    """The depots that are some customer's nearest (by arc cost), with depots added by
+    :meth:`SetEstimate.fitting` until the estimate's assignment keeps every depot within its
+    capacity; every depot when even that does not fit."""
+    nearest = np.unique(instance.depot_customer_costs().argmin(axis=0))
+    fitted = SetEstimate(instance).fitting(nearest)
+    return tuple(range(instance.num_depots)) if fitted is None else fitted
 
 
 def run_pyvrp(
@@ -554,15 +567,18 @@ def depot_set_search(
     warm-starts the first run and is kept if nothing beats it.
 
     When depots are nearly free (:func:`nearly_free_depots`) there is no set search: one
-    :func:`route_on_set` on every depot gets the whole budget (PyVRP leaves unused depots
-    closed, and the trips encoding it ends with prices their opening costs).
+    :func:`route_on_set` on the depots that are some customer's nearest
+    (:func:`nearest_depots`) and those of ``initial`` gets the whole budget (PyVRP leaves unused
+    depots closed, and the trips encoding it ends with prices their opening costs).
     """
 
     if instance.num_customers >= LARGE_INSTANCE:
         return _search_large(instance, seconds, max_iterations, seed, initial, clock)
     if nearly_free_depots(instance):
-        every = range(instance.num_depots)
-        found = route_on_set(instance, every, seconds, max_iterations, seed, initial,
+        depots = set(nearest_depots(instance))
+        if initial is not None:
+            depots |= set(initial.open_depots)
+        found = route_on_set(instance, sorted(depots), seconds, max_iterations, seed, initial,
                              POLISH_SHARE, clock=clock, scaled_history=True)  # fmt: skip
         return initial if _cost(instance, initial) <= _cost(instance, found) else found
 
