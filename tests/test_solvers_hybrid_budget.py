@@ -92,8 +92,14 @@ def fakes(monkeypatch):
         clock.now += seconds
         return hybrid.make_result(instance, None, solver="pyvrp", runtime=seconds)
 
+    def route(instance, depots, seconds, seed, initial, scaled_history):
+        calls.append(("route", seconds, seed, tuple(depots), initial, scaled_history))
+        clock.now += seconds
+        return S2  # costlier than the best found before: not kept
+
     monkeypatch.setattr(hybrid, "learned_starts", decode)
     monkeypatch.setattr(hybrid, "refine_solution", refine)
+    monkeypatch.setattr(hybrid, "route_on_set", route)
     monkeypatch.setattr(hybrid, "solve_pyvrp", alone)
     monkeypatch.setattr(hybrid, "_Bar", RecordingBar)
     monkeypatch.setattr(hybrid, "_recombine_starts", recombine)
@@ -186,6 +192,25 @@ def test_a_large_instance_decodes_a_tenth_then_gives_pyvrp_alone_the_explore_sha
     calls.clear()
     solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
     assert calls[0] == ("decode", 30.0, 50.0, 3)  # below it: the usual shares
+
+
+def test_from_final_routing_customers_the_best_is_routed_on_its_own_depots(fakes, monkeypatch):
+    """From FINAL_ROUTING_CUSTOMERS customers (2 here) the last phase is one route_on_set on
+    the best solution's depots (S1: depot 0), warm-started from it, with the history of its
+    budget, for what the refinement would have had; a worse result leaves S1 the answer."""
+    clock, calls = fakes
+    assert hybrid.FINAL_ROUTING_CUSTOMERS == 300
+    monkeypatch.setattr(hybrid, "FINAL_ROUTING_CUSTOMERS", 2)
+    result = solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
+    each = (100.0 - 0.05 - 30.0) * 0.5 / 4
+    assert [c[0] for c in calls[:5]] == ["decode", "refine", "refine", "refine", "pyvrp"]
+    last = 99.95 - (30.0 + 4 * each) - 2.0
+    assert calls[5] == ("route", pytest.approx(last), 11, (0,), S1, True) and len(calls) == 6
+    assert result.solution is S1
+    monkeypatch.setattr(hybrid, "LARGE_INSTANCE", 2)  # routed by parts: the refinement again
+    calls.clear()
+    solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
+    assert [c[0] for c in calls] == ["decode", "pyvrp", "refine"]
 
 
 def test_without_classical_the_starts_share_the_explore_part(fakes):
