@@ -348,3 +348,27 @@ def test_a_run_stopped_early_is_not_cached(tmp_path, capsys):
     assert cli.main(argv, solve_many=fake.solve_many, bound=fake.bound) == 0
     assert "hetero-100-0: pyvrp 1 s: stopped early, not cached" in capsys.readouterr().out
     assert not list((tmp_path / "cache").glob("pyvrp_1s*.jsonl"))
+
+
+def test_a_second_seed_is_compared_with_the_references_of_the_first(tmp_path):
+    """Seed 0 runs everything; seed 1 only its evaluation runs, and its table (a file of its
+    own) takes the references of seed 0; without --reference-seed there are none."""
+    fake = FakeSolvers()
+    assert cli.main([*ARGV, "--out", str(tmp_path)], fake.solve_many, fake.bound) == 0
+    first = (tmp_path / "table.md").read_text()
+    again = FakeSolvers()
+    argv = [*ARGV, "--out", str(tmp_path), "--seed", "1", "--parts", "evaluation"]
+    argv += ["--reference-seed", "0", "--table", "table_seed1.md"]
+    assert cli.main(argv, again.solve_many, again.bound) == 0
+    assert {m for _, m, _ in again.calls} == {"auto", "hybrid", "pyvrp"}
+    assert all(s in (1.0, 2.0) for _, _, s in again.calls)  # no reference run
+    assert (tmp_path / "table.md").read_text() == first
+    md = (tmp_path / "table_seed1.md").read_text()
+    inst = fam.load("hetero", 100)[0]
+    cost = _cost(inst, _one_route_each(inst, reverse=False))
+    assert f"| hetero-100-0 | hybrid 1 s | {cost:.0f} | +" in md  # a gap: a reference
+    assert "seed 1 (references: seed 0)" in md
+    assert "--seed 1 --reference-seed 0 --out" in md and "--table table_seed1.md" in md
+    assert cli.main(["table", *ARGV[1:], "--out", str(tmp_path), "--seed", "1", "--table",
+                     "alone.md"], again.solve_many, again.bound) == 0  # fmt: skip
+    assert f"| hetero-100-0 | hybrid 1 s | {cost:.0f} |  | " in (tmp_path / "alone.md").read_text()

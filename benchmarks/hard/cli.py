@@ -107,6 +107,19 @@ def _selection(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of every run (default: 0)")
     p.add_argument(
+        "--reference-seed",
+        type=int,
+        default=None,
+        help="seed of the reference runs (default: --seed), e.g. to compare the evaluation runs "
+        "of a second seed with the references of the first",
+    )
+    p.add_argument(
+        "--table",
+        default=TABLE_FILE,
+        metavar="NAME",
+        help=f"file name of the table in --out (default: {TABLE_FILE})",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         default=Path("results/hard"),
@@ -153,6 +166,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"--workers: must be at least 1, got {args.workers}")
     if args.command in ("run", "table") and args.reference_seconds is None:
         args.reference_seconds = REFERENCE_FACTOR * max(args.seconds)
+    if args.command in ("run", "table") and args.reference_seed is None:
+        args.reference_seed = args.seed
     return args
 
 
@@ -167,7 +182,11 @@ def _argv(args: argparse.Namespace) -> list[str]:
     argv += ["--reference-seconds", f"{args.reference_seconds:g}"]
     argv += ["--methods", *args.methods, "--reference-methods", *args.reference_methods]
     argv += ["--bound-seconds", f"{args.bound_seconds:g}", "--seed", str(args.seed)]
+    if args.reference_seed != args.seed:
+        argv += ["--reference-seed", str(args.reference_seed)]
     argv += ["--out", str(args.out)]
+    if args.table != TABLE_FILE:
+        argv += ["--table", args.table]
     if args.command == "run":
         argv += ["--parts", *args.parts, "--workers", str(args.workers)]
     return argv
@@ -208,7 +227,12 @@ def main(
         return check_files()
     entries = select(benchmark(), args.only, args.sizes)
     specs = plan(
-        args.seconds, args.reference_seconds, args.methods, args.reference_methods, args.seed
+        args.seconds,
+        args.reference_seconds,
+        args.methods,
+        args.reference_methods,
+        args.seed,
+        args.reference_seed,
     )
     cache = cache_of(args.out)
     failures = 0
@@ -236,7 +260,9 @@ def main(
     shown = [r for rows in results.values() for r in rows.values()] + list(bound_rows.values())
     lines = [
         f"- instances: {len(entries)} (`benchmarks/hard/families.py`, files in `datasets/hard/`); "
-        f"seed {args.seed}; each run one process with one thread",
+        f"seed {args.seed}"
+        + (f" (references: seed {args.reference_seed})" if args.reference_seed != args.seed else "")
+        + "; each run one process with one thread",
         f"- lower bound: `benchmarks/hard/bound.py`, HiGHS {args.bound_seconds:g} s at most",
         *provenance_lines(shown),
         f"- table written at commit {provenance.commit_line()} with {provenance.software()}",
@@ -249,7 +275,7 @@ def main(
         f"references at {args.reference_seconds:g} s"
     )
     args.out.mkdir(parents=True, exist_ok=True)
-    target = args.out / TABLE_FILE
+    target = args.out / args.table
     target.write_text(to_markdown(table, title))
     print(f"written: {target}")
     if args.command == "run" and interrupt.requested():

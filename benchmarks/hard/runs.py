@@ -276,11 +276,13 @@ def plan(
     methods: Sequence[str] = EVALUATION_METHODS,
     reference_methods: Sequence[str] = REFERENCE_METHODS,
     seed: int = 0,
+    reference_seed: int | None = None,
 ) -> list[RunSpec]:
     """The runs in the order they run: the evaluation budgets from short to long, then the
-    references."""
+    references (with ``reference_seed``; None: ``seed``)."""
     evaluation = [RunSpec(m, s, seed) for s in sorted(seconds) for m in methods]
-    return evaluation + [RunSpec(m, reference_seconds, seed, True) for m in reference_methods]
+    ref_seed = seed if reference_seed is None else reference_seed
+    return evaluation + [RunSpec(m, reference_seconds, ref_seed, True) for m in reference_methods]
 
 
 def cache_of(out: Path) -> ResultCache:
