@@ -94,6 +94,7 @@ def fakes(monkeypatch):
 
     def route(instance, depots, seconds, seed, initial, scaled_history):
         calls.append(("route", seconds, seed, tuple(depots), initial, scaled_history))
+        assert instance.name == "corner"
         clock.now += seconds
         return S2  # costlier than the best found before: not kept
 
@@ -188,6 +189,9 @@ def test_a_large_instance_decodes_a_tenth_then_gives_pyvrp_alone_the_explore_sha
     assert calls[2] == ("refine", pytest.approx(99.95 - 10.0 - alone - 2.0), 11, S2)
     assert len(calls) == 3 and result.solution is S2
     assert BARS[0].phases == ["decode", "pyvrp alone", "done"]
+    calls.clear()
+    solve_hybrid(corner(), Policy(), seconds=1.0, seed=7, clock=clock)  # 0.85 s left
+    assert calls[1] == ("pyvrp", pytest.approx((1.0 - 0.05 - 0.1) * 0.5), 10)
     monkeypatch.setattr(hybrid, "LARGE_INSTANCE", corner().num_customers + 1)
     calls.clear()
     solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
@@ -558,6 +562,8 @@ def test_recombination_gets_at_most_the_time_left(fakes, monkeypatch):
     assert RECOMBINED == []  # the decoding took it all: nothing left to recombine
     solve_hybrid(corner(), Policy(), seconds=10.0, starts=1, recombine_share=0.5, clock=clock)
     assert RECOMBINED == []  # one rollout: nothing to combine
+    solve_hybrid(corner(), Policy(), seconds=10.0, starts=2, recombine_share=0.5, clock=clock)
+    assert RECOMBINED == [("corner", 2, pytest.approx(5.0))]  # two rollouts: combined
 
 
 def test_no_policy_or_no_decode_share_is_pyvrp_alone(fakes, monkeypatch, caplog):
