@@ -26,8 +26,8 @@ methods:
   hybrid  learned starts (x8 or fewer starts, SGBS when time allows) + PyVRP refinement
   x8      the policy alone: every customer as first move x 8 transforms (fewer if --time
           is short); sgbs: simulation-guided beam search when it fits in --time, else x8
-  pyvrp   PyVRP with a depot-set search (one run on every depot when depots are nearly
-          free);  exact: the MIP (HiGHS), proven optimal or not
+  pyvrp   PyVRP with a depot-set search (one run on the depots nearest to some customer
+          when depots are nearly free);  exact: the MIP (HiGHS), proven optimal or not
 
 examples:
   clrp-rl4co solve coord100-10-1.dat --time 30
