@@ -996,3 +996,22 @@ def test_nearly_free_depots_are_routed_on_the_nearest_depots_and_the_warm_starts
     far = CLRPSolution([Route(3, tuple(range(3))), Route(1, (3, 4, 5))])
     depot_set_search(cheap, 10.0, initial=far, clock=clock)
     assert [r[1] for r in RUNS] == [[0, 1, 3], [0, 1, 3]] and RUNS[0][2] is far
+
+
+def test_on_nearly_free_depots_an_iteration_budget_is_split_like_a_time_budget(fake_runs):
+    """100 iterations: the fleet 90, the trips 10 (POLISH_SHARE), no time limit."""
+    cheap = dataclasses.replace(two_clusters(), opening_cost=np.full(4, 0.01))
+    clock, calls = fake_runs
+    depot_set_search(cheap, None, max_iterations=100, seed=2, clock=clock)
+    assert [c[:4] for c in calls] == [("fleet", None, 90, 2), ("trips", None, 10, 3)]
+
+
+def test_on_nearly_free_depots_a_warm_start_as_cheap_as_the_run_is_kept(fake_runs):
+    """Nothing beats the warm start when the run finds an equally cheap solution."""
+    cheap = dataclasses.replace(two_clusters(), opening_cost=np.full(4, 0.01))
+    clock, _ = fake_runs
+    start = spread((0, 1), 6)
+    same = spread((0, 1), 6)
+    assert same is not start and same.cost(cheap).total == start.cost(cheap).total
+    RESULTS.extend([same, same])
+    assert depot_set_search(cheap, 10.0, initial=start, clock=clock) is start
