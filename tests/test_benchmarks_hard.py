@@ -303,6 +303,8 @@ def test_the_table_command_only_reads_and_a_foreign_cache_is_refused(tmp_path):
         (["run", "--sizes", "150"], "--sizes: invalid choice: 150"),
         (["run", "--workers", "0"], "--workers: must be at least 1, got 0"),
         (["run", "--methods", "sa"], "--methods: invalid choice: 'sa'"),
+        (["table", "--table", "sub/t.md"], "--table: must be a file name ending in .md, got"),
+        (["run", "--table", "t.csv"], "--table: must be a file name ending in .md, got 't.csv'"),
     ],
 )
 def test_bad_arguments_name_the_argument_and_value(argv, message, capsys):

@@ -168,6 +168,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         args.reference_seconds = REFERENCE_FACTOR * max(args.seconds)
     if args.command in ("run", "table") and args.reference_seed is None:
         args.reference_seed = args.seed
+    table = getattr(args, "table", TABLE_FILE)
+    if Path(table).name != table or not table.endswith(".md"):
+        p.error(f"--table: must be a file name ending in .md, got {table!r}")
     return args
 
 
