@@ -184,8 +184,8 @@ def nearest_depots(instance: CLRPInstance) -> tuple[int, ...]:
     """The depots that are some customer's nearest (by arc cost), with depots added by
     :meth:`SetEstimate.fitting` until the estimate's assignment keeps every depot within its
     capacity; every depot when even that does not fit."""
-    nearest = np.unique(instance.depot_customer_costs().argmin(axis=0))
-    fitted = SetEstimate(instance).fitting(nearest)
+    est = SetEstimate(instance)
+    fitted = est.fitting(np.unique(est.dist.argmin(axis=0)))
     return tuple(range(instance.num_depots)) if fitted is None else fitted
 
 
