@@ -98,10 +98,14 @@ def plot_curve(rows: list[dict[str, float]], path: Path) -> Path:
 
 
 def instances_to_target(
-    rows: list[dict[str, float]], key: str, target: float, higher_is_better: bool
+    rows: list[dict[str, float]],
+    key: str,
+    target: float,
+    higher_is_better: bool,
+    trend_points: int = TREND_POINTS,
 ) -> float | None:
     """Training instances beyond the last row until ``key`` reaches ``target`` on a linear trend
-    in log(instances) over the last :data:`TREND_POINTS` rows; 0 if reached, None if the trend
+    in log(instances) over the last ``trend_points`` rows; 0 if reached, None if the trend
     does not move towards it (or there are fewer than three points). In instances, not hours:
     the run trains on CPUs and GPUs at very different rates."""
     points = [(r["instances"], r[key]) for r in rows if key in r]
@@ -110,7 +114,7 @@ def instances_to_target(
     last_n, last_value = points[-1]
     if (last_value >= target) if higher_is_better else (last_value <= target):
         return 0.0
-    points = points[-TREND_POINTS:]
+    points = points[-trend_points:]
     if len(points) < 3:
         return None
     xs = [math.log(p[0]) for p in points]

@@ -58,9 +58,13 @@ def behind_arm(states: dict) -> str:
 
 def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
     """Write ``README.md`` (recipe, commands, the arms' table and comparison) and the plot."""
-    from .curve import CURVE_PNG, REPORT, report_lines, write_curve_png
+    from ..campaign.settings import reference_lines
+    from .curve import CURVE_PNG, REPORT, read_points, report_lines, write_curve_png
+    from .outlook import outlook_lines, start_instances
 
     states = load_states(report_dir)
+    targets = dict(sorted(reference_lines(settings.PRESET).items(), key=lambda kv: -kv[1]))
+    outlook = outlook_lines(read_points(report_dir), targets, start_instances())
     write_curve_png(report_dir)
     text = [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
@@ -86,6 +90,7 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
         "",
         f"![curve]({CURVE_PNG})",
         "",
+        *([*outlook, ""] if outlook else []),
         "Per arm: `<arm>/state.json` (counters, commits, commands, hardware) and "
         "`<arm>/weights.pt`; every evaluation: `curve.csv`.",
     ]
