@@ -5,6 +5,8 @@
   resumable, stops cleanly on SIGTERM.
 * ``status``: one line per arm.
 * ``report``: ``results/imitation/<preset>/README.md`` and ``curve.png`` from the curve.
+* ``recipes --labels K --recipe LIKELIHOOD,AUGMENT,LR ... [--start shipped|ARM]``: one
+  imitation pass per recipe from the same start, x8 after it (:mod:`.recipes`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,15 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--nice", type=int, default=19)
     verbs.add_parser("status", help="one line per arm")
     verbs.add_parser("report", help="write the report and the plot")
+    recipes = verbs.add_parser("recipes", help="one imitation pass per recipe, x8 after it")
+    recipes.add_argument("--labels", type=int, required=True, help="the first K labels")
+    recipes.add_argument(
+        "--recipe",
+        action="append",
+        required=True,
+        help="LIKELIHOOD,AUGMENT,LR, e.g. solution,dihedral,1e-5 (repeat for more)",
+    )
+    recipes.add_argument("--start", default="shipped", choices=["shipped", *settings.ARMS])
     return parser
 
 
@@ -61,6 +72,7 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
     from ..campaign.settings import reference_lines
     from .curve import CURVE_PNG, REPORT, read_points, report_lines, write_curve_png
     from .outlook import outlook_lines, start_instances
+    from .recipes import RECIPES_MD
 
     states = load_states(report_dir)
     targets = dict(sorted(reference_lines(settings.PRESET).items(), key=lambda kv: -kv[1]))
@@ -94,6 +106,12 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
         "Per arm: `<arm>/state.json` (counters, commits, commands, hardware) and "
         "`<arm>/weights.pt`; every evaluation: `curve.csv`.",
     ]
+    if (report_dir / RECIPES_MD).is_file():
+        text += [
+            "",
+            f"What one imitation pass does to the start, recipe by recipe: [{RECIPES_MD}]"
+            f"({RECIPES_MD}) (`python -m experiments.imitation recipes`).",
+        ]
     path = report_dir / REPORT
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(text) + "\n")
@@ -130,6 +148,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"({state.label_cpu_hours:.3f} labels), {state.phase} phase, "
                     f"x8 {x8 if x8 is None else round(x8, 4)}"
                 )
+    elif args.verb == "recipes":
+        import torch
+
+        from .recipes import Recipe, run_recipes, write_recipes_report
+
+        if args.labels < 1:
+            raise SystemExit(f"--labels: need at least 1, got {args.labels}")
+        try:
+            recipes = [Recipe.parse(text) for text in args.recipe]
+        except ValueError as exc:
+            raise SystemExit(f"--recipe: {exc}") from None
+        torch.set_num_threads(1)
+        for row in run_recipes(recipes, args.labels, start=args.start):
+            print(
+                f"{row['start']} {row['likelihood']},{row['augment']},{row['lr']:g}: "
+                f"x8 {row['x8']:.4f} after {row['steps']} steps "
+                f"({row['train_cpu_hours']:.3f} CPU h)"
+            )
+        print(write_recipes_report())
     else:
         print(write_report())
     return 0

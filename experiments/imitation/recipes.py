@@ -1,0 +1,260 @@
+"""What one imitation pass does to a trained policy, recipe by recipe.
+
+``python -m experiments.imitation recipes --labels K --recipe LIKELIHOOD,AUGMENT,LR ...``: from
+a start (the shipped :data:`.settings.START_MODEL`, or an arm's committed weights), one pass over
+the first ``K`` expert labels by imitation (:func:`clrp_rl4co.models.imitation.imitation_loss`,
+batch :data:`.settings.IMITATION_BATCH`, Adam, the gradient's norm clipped as the arms do), then
+the arms' evaluation (dihedral x8 multistart greedy on the paper's test set). Every recipe starts
+again from the same weights and the same label order. A row per recipe is appended to
+``recipes.csv`` beside the arms' curve, and ``recipes.md`` is written from all rows.
+
+A recipe reads ``solution,dihedral,1e-5``: the likelihood (``clrp_rl4co.models.imitation
+.LIKELIHOODS``), ``dihedral`` (a random dihedral transform of each instance) or ``identity``, and
+Adam's learning rate (0: no step, the start's own x8 through the same code).
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from clrp_rl4co.envs import CLRPEnv
+from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.models import load_policy
+from clrp_rl4co.models.imitation import LIKELIHOODS, imitation_loss
+from clrp_rl4co.provenance import commit_line
+
+from . import settings
+
+RECIPES_CSV = "recipes.csv"
+RECIPES_MD = "recipes.md"
+AUGMENTS = ("dihedral", "identity")
+COLUMNS = (
+    "start",
+    "likelihood",
+    "augment",
+    "lr",
+    "labels",
+    "steps",
+    "train_cpu_hours",
+    "loss_first",
+    "loss_last",
+    "x8",
+    "commit",
+)
+#: Steps averaged for the loss at the pass's start and end.
+LOSS_WINDOW = 5
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One imitation pass's settings: likelihood, augmentation, Adam's learning rate."""
+
+    likelihood: str
+    augment: str
+    lr: float
+
+    @classmethod
+    def parse(cls, text: str) -> Recipe:
+        """``LIKELIHOOD,AUGMENT,LR``, e.g. ``solution,dihedral,1e-5``.
+
+        Raises:
+            ValueError: naming the recipe and the part that is wrong.
+        """
+        parts = text.split(",")
+        if len(parts) != 3:
+            raise ValueError(f"recipe {text!r}: need LIKELIHOOD,AUGMENT,LR")
+        likelihood, augment, lr = parts
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(f"recipe {text!r}: likelihood {likelihood!r} not in {LIKELIHOODS}")
+        if augment not in AUGMENTS:
+            raise ValueError(f"recipe {text!r}: augment {augment!r} not in {AUGMENTS}")
+        try:
+            rate = float(lr)
+        except ValueError:
+            raise ValueError(f"recipe {text!r}: learning rate {lr!r} is not a number") from None
+        if not rate >= 0:
+            raise ValueError(f"recipe {text!r}: learning rate {lr!r} must be >= 0")
+        return cls(likelihood, augment, rate)
+
+
+def start_weights(
+    start: str,
+    report_dir: Path = settings.REPORT_DIR,
+    start_model: str = settings.START_MODEL,
+) -> dict[str, torch.Tensor]:
+    """The weights a pass starts from: ``shipped`` (``start_model``, the arms' start) or an
+    arm's committed weights.
+
+    Raises:
+        ValueError: an unknown start, or an arm with no committed state (naming its folder).
+    """
+    if start == "shipped":
+        return load_policy(start_model).state_dict()
+    settings.check_arm(start)
+    from ..generalist.state import load_committed
+    from .state import ArmState
+
+    loaded = load_committed(Path(report_dir) / start, ArmState)
+    if loaded is None:
+        raise ValueError(f"start: arm {start!r} has no committed state in {report_dir / start}")
+    return loaded[1]
+
+
+def imitation_pass(
+    policy: torch.nn.Module,
+    env: CLRPEnv,
+    labels,
+    recipe: Recipe,
+    batch: int = settings.IMITATION_BATCH,
+    seed: int = 0,
+) -> dict[str, float]:
+    """One pass of ``recipe`` over ``labels`` (an ``ExpertDataset``), in place on ``policy``.
+
+    Returns ``steps``, ``train_cpu_hours`` (process time) and the mean loss of the first and of
+    the last :data:`LOSS_WINDOW` steps."""
+    policy.train()
+    optimizer = torch.optim.Adam(
+        policy.parameters(), lr=recipe.lr, weight_decay=settings.WEIGHT_DECAY
+    )
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed)).tolist()
+    began = time.process_time()
+    losses = []
+    for first in range(0, len(order), batch):
+        with torch.set_grad_enabled(recipe.lr > 0):
+            loss = imitation_loss(
+                policy,
+                env,
+                labels.__getitems__(order[first : first + batch]),
+                augment_dihedral=recipe.augment == "dihedral",
+                likelihood=recipe.likelihood,
+            )["loss"]
+        if recipe.lr > 0:
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), settings.GRAD_CLIP)
+            optimizer.step()
+        losses.append(float(loss.detach()))
+    window = min(LOSS_WINDOW, len(losses))
+    return {
+        "steps": len(losses),
+        "train_cpu_hours": (time.process_time() - began) / 3600.0,
+        "loss_first": sum(losses[:window]) / window,
+        "loss_last": sum(losses[-window:]) / window,
+    }
+
+
+def run_recipes(
+    recipes: list[Recipe],
+    label_count: int,
+    start: str = "shipped",
+    report_dir: Path = settings.REPORT_DIR,
+    labels_dir: Path = settings.LABELS_DIR,
+    evaluate_fn: Callable[[torch.nn.Module], float] | None = None,
+    start_model: str = settings.START_MODEL,
+) -> list[dict]:
+    """Each recipe from the same start over the same first ``label_count`` labels; a row each,
+    appended to ``recipes.csv``. ``evaluate_fn``: policy -> x8 (default: the arms')."""
+    from ..labels.shards import expert_dataset
+    from .loop import evaluate_paper_set
+
+    evaluate = evaluate_fn or evaluate_paper_set
+    labels = expert_dataset(labels_dir, limit=label_count)
+    weights = start_weights(start, report_dir, start_model)
+    env = CLRPEnv(check_actions=False)
+    commit = commit_line().split()[0]
+    rows = []
+    for recipe in recipes:
+        torch.manual_seed(0)
+        policy = load_policy(start_model)
+        policy.load_state_dict(weights)
+        done = imitation_pass(policy, env, labels, recipe)
+        row = {
+            "start": start,
+            "likelihood": recipe.likelihood,
+            "augment": recipe.augment,
+            "lr": recipe.lr,
+            "labels": len(labels),
+            **done,
+            "x8": float(evaluate(policy)),
+            "commit": commit,
+        }
+        append_row(report_dir, row)
+        rows.append(row)
+    return rows
+
+
+def append_row(report_dir: Path, row: dict) -> Path:
+    """Append ``row`` to ``recipes.csv`` (header with the first row)."""
+    path = Path(report_dir) / RECIPES_CSV
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.is_file()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+    return path
+
+
+def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
+    """``recipes.md`` from every row of ``recipes.csv`` (None: no rows yet)."""
+    path = Path(report_dir) / RECIPES_CSV
+    if not path.is_file():
+        return None
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    table = [
+        [
+            r["start"],
+            r["likelihood"],
+            r["augment"],
+            f"{float(r['lr']):g}",
+            r["labels"],
+            f"{float(r['train_cpu_hours']):.3f}",
+            f"{float(r['loss_first']):.1f}",
+            f"{float(r['loss_last']):.1f}",
+            f"{float(r['x8']):.4f}",
+            r["commit"],
+        ]
+        for r in rows
+    ]
+    text = [
+        f"# One imitation pass from a trained policy ({settings.PRESET})",
+        "",
+        "Each row: from the start's weights, one pass over the first labels of "
+        f"`datasets/labels/{settings.PRESET}` by imitation (batch {settings.IMITATION_BATCH}, "
+        "Adam, a fresh optimizer each row, the same label order), then dihedral x8 multistart "
+        f"greedy on the first {settings.EVAL_SIZE} instances of the paper's {settings.PRESET} "
+        "test set. Learning rate 0: the start itself. Loss: mean minus log-likelihood per "
+        f"solution over the pass's first and last {LOSS_WINDOW} steps.",
+        "",
+        "```bash",
+        "python -m experiments.imitation recipes --labels 1200 --start shipped \\",
+        "    --recipe solution,dihedral,0 --recipe solution,dihedral,1e-4",
+        "```",
+        "",
+        *markdown_table(
+            [
+                "start",
+                "likelihood",
+                "augment",
+                "lr",
+                "labels",
+                "train CPU h",
+                "loss (first steps)",
+                "loss (last steps)",
+                "x8",
+                "commit",
+            ],
+            table,
+        ).splitlines(),
+    ]
+    out = Path(report_dir) / RECIPES_MD
+    out.write_text("\n".join(text) + "\n")
+    return out
