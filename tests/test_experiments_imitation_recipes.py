@@ -96,6 +96,10 @@ def test_every_recipe_starts_from_the_same_weights_and_lr_zero_is_the_start(
     ]
     report = write_recipes_report(tmp_path / "report").read_text()
     assert report.count("| shipped | sequence | dihedral | 0.01 | 4 |") == 2
+    # the last column: each row's x8 minus that of the same start at learning rate 0
+    difference = f"| {rows[1]['x8'] - rows[0]['x8']:+.4f} |"
+    assert report.count(difference) == 2
+    assert "| +0.0000 |" in report
 
 
 def test_the_start_is_the_shipped_model_or_a_committed_arm(tmp_path):

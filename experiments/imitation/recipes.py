@@ -167,7 +167,7 @@ def run_recipes(
     labels = expert_dataset(labels_dir, limit=label_count)
     weights = start_weights(start, report_dir, start_model)
     env = CLRPEnv(check_actions=False)
-    commit = commit_line().split()[0]
+    commit = commit_line()
     rows = []
     for recipe in recipes:
         torch.manual_seed(0)
@@ -209,6 +209,13 @@ def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
         return None
     with path.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
+    own = {r["start"]: float(r["x8"]) for r in rows if float(r["lr"]) == 0}
+
+    def against_start(r: dict) -> str:
+        if r["start"] not in own:
+            return ""
+        return f"{float(r['x8']) - own[r['start']]:+.4f}"
+
     table = [
         [
             r["start"],
@@ -220,6 +227,7 @@ def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
             f"{float(r['loss_first']):.1f}",
             f"{float(r['loss_last']):.1f}",
             f"{float(r['x8']):.4f}",
+            against_start(r),
             r["commit"],
         ]
         for r in rows
@@ -231,8 +239,9 @@ def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
         f"`datasets/labels/{settings.PRESET}` by imitation (batch {settings.IMITATION_BATCH}, "
         "Adam, a fresh optimizer each row, the same label order), then dihedral x8 multistart "
         f"greedy on the first {settings.EVAL_SIZE} instances of the paper's {settings.PRESET} "
-        "test set. Learning rate 0: the start itself. Loss: mean minus log-likelihood per "
-        f"solution over the pass's first and last {LOSS_WINDOW} steps.",
+        "test set. Learning rate 0: the start itself (the last column compares with it). "
+        "Loss: mean minus log-likelihood per solution over the pass's first and last "
+        f"{LOSS_WINDOW} steps.",
         "",
         "```bash",
         "python -m experiments.imitation recipes --labels 1200 --start shipped \\",
@@ -250,6 +259,7 @@ def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
                 "loss (first steps)",
                 "loss (last steps)",
                 "x8",
+                "x8 minus the start's",
                 "commit",
             ],
             table,
