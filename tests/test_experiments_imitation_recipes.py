@@ -108,3 +108,20 @@ def test_the_start_is_the_shipped_model_or_a_committed_arm(tmp_path):
     with pytest.raises(ValueError, match="arm: 'best' is not one of"):
         start_weights("best", tmp_path)
     assert write_recipes_report(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--labels", "0", "--recipe", "solution,dihedral,0"], "--labels: need at least 1, got 0"),
+        (
+            ["--labels", "5", "--recipe", "solution,dihedral"],
+            "--recipe: recipe 'solution,dihedral'",
+        ),
+    ],
+)
+def test_the_command_refuses_bad_input_before_loading_anything(argv, message):
+    from experiments.imitation.__main__ import main
+
+    with pytest.raises(SystemExit, match=message):
+        main(["recipes", *argv])

@@ -91,7 +91,8 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
         f"{settings.EVAL_EVERY_CPU_HOURS:g} CPU hours of training, dihedral x8 multistart "
         f"greedy on the first {settings.EVAL_SIZE} instances of the paper's {settings.PRESET} "
         "test set (`experiments/paper_sets.py`); the evaluations' CPU time is not charged. "
-        "CPU hours are one thread's process time.",
+        "CPU hours are one thread's process time, which buys fewer training steps when other "
+        "work shares the core (compare the arms' POMO instances per CPU hour below).",
         "",
         "```bash",
         "python -m experiments.imitation train --hours 2   # the arm behind; resumable",
