@@ -84,3 +84,10 @@ def test_the_outlook_table_has_one_row_per_arm_and_target():
     first_pomo = (START * (math.e - 1) - 150_000) / RATE
     assert f"| {first_pomo:.1f} |" in body[0]
     assert outlook.outlook_lines([], {"first": 29.0}, START) == []
+
+
+def test_a_nearly_flat_trend_reads_more_than_so_many_hours():
+    rows = on_trend("pomo", [0, 50_000, 100_000, 150_000], beta=-0.1)  # e^10 x START
+    assert outlook.hours_to_target(rows, "pomo", 29.0, START) > outlook.MANY_HOURS
+    lines = outlook.outlook_lines(rows, {"first": 29.0}, START)
+    assert any(f"more than {outlook.MANY_HOURS:,.0f}" in line for line in lines)

@@ -26,6 +26,8 @@ from . import settings
 
 #: Evaluations the trend is fitted on (3 CPU hours at one every 0.25).
 TREND_POINTS = 12
+#: CPU hours above which the table says only "more than" this.
+MANY_HOURS = 1000.0
 
 
 def start_instances(model: str = settings.START_MODEL) -> int:
@@ -79,6 +81,8 @@ def _hours(value: float | None) -> str:
         return "trend not falling"
     if value == float("inf"):
         return "beyond reach"
+    if value > MANY_HOURS:
+        return f"more than {MANY_HOURS:,.0f} (trend nearly flat)"
     return f"{value:.1f}"
 
 
