@@ -40,7 +40,6 @@ def append_point(
     """Append one evaluation of ``state``'s arm to ``curve.csv`` (header with the first row);
     ``commit``: the code the training runs (default: the checkout's commit now)."""
     path = Path(report_dir) / CURVE
-    path.parent.mkdir(parents=True, exist_ok=True)
     row = {
         "arm": state.arm,
         "phase": state.phase,
@@ -53,9 +52,16 @@ def append_point(
         "eval_cpu_seconds": round(float(eval_cpu_seconds), 1),
         "commit": (commit or commit_line()).split()[0],
     }
+    return append_csv_row(path, COLUMNS, row)
+
+
+def append_csv_row(path: Path, columns: tuple[str, ...], row: dict) -> Path:
+    """Append ``row`` to the CSV file ``path`` (its folder made, the header with the first row)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.is_file()
     with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         if new:
             writer.writeheader()
         writer.writerow(row)

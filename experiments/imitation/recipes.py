@@ -191,15 +191,9 @@ def run_recipes(
 
 def append_row(report_dir: Path, row: dict) -> Path:
     """Append ``row`` to ``recipes.csv`` (header with the first row)."""
-    path = Path(report_dir) / RECIPES_CSV
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.is_file()
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
-    return path
+    from .curve import append_csv_row
+
+    return append_csv_row(Path(report_dir) / RECIPES_CSV, COLUMNS, row)
 
 
 def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
