@@ -147,7 +147,7 @@ def test_the_comparison_is_at_the_hours_both_arms_reached(tmp_path):
     ]:
         curve.append_point(tmp_path, _state(arm, hours, labels), x8, 1.0)
     both = curve.comparison(curve.read_points(tmp_path))
-    assert both["hours"] == 2.0  # the imitation arm's furthest point
+    assert both["value"] == 2.0  # the imitation arm's furthest point
     assert both["points"]["pomo"]["x8"] == 28.1 and both["points"]["imitation"]["x8"] == 27.9
     assert both["leader"] == "imitation"
     assert curve.comparison([r for r in curve.read_points(tmp_path) if r["arm"] == "pomo"]) is None
@@ -182,3 +182,33 @@ def test_the_report_says_when_the_arms_share_no_hours_yet(tmp_path):
     _committed_arms(tmp_path, [("pomo", 0.5, 0.0, 28.0), ("imitation", 0.2, 0.9, 28.3)])
     text = command.write_report(tmp_path).read_text()
     assert "the arms share no CPU hours (pomo 0.50-0.50, imitation 1.10-1.10)" in text
+
+
+def test_the_comparison_by_pomo_instances_and_the_window_mean(tmp_path):
+    # POMO instances are hours x 10,000 for pomo, x 5,000 for imitation (a shared core).
+    for arm, hours, labels, x8 in [
+        ("pomo", 0.0, 0.0, 28.4),
+        ("pomo", 1.0, 0.0, 28.3),
+        ("pomo", 2.0, 0.0, 28.1),
+        ("pomo", 3.0, 0.0, 28.2),
+        ("imitation", 0.0, 1.0, 28.4),
+        ("imitation", 2.0, 1.0, 28.25),
+        ("imitation", 4.0, 1.0, 28.15),
+    ]:
+        state = _state(arm, hours, labels)
+        state.instances = int(hours * (10_000 if arm == "pomo" else 5_000))
+        curve.append_point(tmp_path, state, x8, 1.0)
+    rows = curve.read_points(tmp_path)
+    by_hours = curve.comparison(rows)
+    assert by_hours["value"] == 3.0  # pomo's furthest charged hours (imitation reached 5.0)
+    assert by_hours["points"]["imitation"]["x8"] == 28.25 and by_hours["leader"] == "pomo"
+    by_instances = curve.comparison(rows, key="pomo_instances")
+    assert by_instances["value"] == 20_000  # the imitation arm's furthest
+    assert by_instances["points"]["pomo"]["x8"] == 28.1
+    assert by_instances["points"]["imitation"]["x8"] == 28.15
+    assert by_instances["leader"] == "pomo"
+    # the mean of the last WINDOW (4) evaluations up to there: pomo 28.4, 28.3, 28.1
+    assert by_instances["means"]["pomo"] == pytest.approx((28.4 + 28.3 + 28.1) / 3)
+    assert by_instances["mean_leader"] == "imitation"  # (28.4 + 28.25 + 28.15) / 3 = 28.2667
+    assert curve.window_mean(rows, "pomo", 3.0, count=2) == pytest.approx((28.1 + 28.2) / 2)
+    assert curve.window_mean(rows, "pomo", -1.0) is None

@@ -91,3 +91,15 @@ def test_a_nearly_flat_trend_reads_more_than_so_many_hours():
     assert outlook.hours_to_target(rows, "pomo", 29.0, START) > outlook.MANY_HOURS
     lines = outlook.outlook_lines(rows, {"first": 29.0}, START)
     assert any(f"more than {outlook.MANY_HOURS:,.0f}" in line for line in lines)
+
+
+def test_the_hours_use_the_rate_of_the_whole_pomo_phase_not_of_the_trend_window():
+    # Exactly on the trend, but the last two evaluations were slow (a shared core): 50,000
+    # instances in 2 CPU h instead of 1; the rate is that of the whole phase.
+    rows = on_trend("pomo", [0, 50_000, 100_000, 150_000])
+    rows[-1]["train_cpu_hours"] += 1.0
+    rows[-1]["charged_cpu_hours"] += 1.0
+    whole_phase = 150_000 / (150_000 / RATE + 1.0)
+    expected = (START * (math.e - 1) - 150_000) / whole_phase
+    got = outlook.hours_to_target(rows, "pomo", 29.0, START, trend_points=3)
+    assert got == pytest.approx(expected, rel=1e-6)

@@ -28,6 +28,8 @@ COLUMNS = (
     "eval_cpu_seconds",
     "commit",
 )
+#: Evaluations averaged in the comparison (1 CPU hour at one every 0.25).
+WINDOW = 4
 
 
 def append_point(
@@ -82,27 +84,49 @@ def read_points(report_dir: Path) -> list[dict]:
     return rows
 
 
-def latest_at(rows: list[dict], arm: str, hours: float) -> dict | None:
-    """``arm``'s last evaluation at or below ``hours`` charged CPU hours (None: none)."""
-    mine = [r for r in rows if r["arm"] == arm and r["charged_cpu_hours"] <= hours + 1e-9]
-    return max(mine, key=lambda r: r["charged_cpu_hours"]) if mine else None
+def latest_at(
+    rows: list[dict], arm: str, value: float, key: str = "charged_cpu_hours"
+) -> dict | None:
+    """``arm``'s last evaluation with ``key`` at or below ``value`` (None: none)."""
+    mine = [r for r in rows if r["arm"] == arm and r[key] <= value + 1e-9]
+    return max(mine, key=lambda r: r[key]) if mine else None
 
 
-def comparison(rows: list[dict]) -> dict | None:
-    """Both arms at the largest charged CPU hours both have reached: each arm's last
-    evaluation there, and the leader (lower x8). None until both arms have a point."""
+def window_mean(
+    rows: list[dict], arm: str, value: float, key: str = "charged_cpu_hours", count: int = WINDOW
+) -> float | None:
+    """Mean x8 of ``arm``'s last ``count`` evaluations with ``key`` at or below ``value`` (one
+    evaluation moves by a few hundredths from the next; None: none)."""
+    mine = sorted(
+        (r for r in rows if r["arm"] == arm and r[key] <= value + 1e-9), key=lambda r: r[key]
+    )[-count:]
+    return sum(r["x8"] for r in mine) / len(mine) if mine else None
+
+
+def comparison(rows: list[dict], key: str = "charged_cpu_hours") -> dict | None:
+    """Both arms at the largest ``key`` (charged CPU hours, or ``pomo_instances``) both have
+    reached: each arm's last evaluation there, the mean of its last :data:`WINDOW` up to there,
+    the leader (lower last x8) and the mean's leader. None until both arms have a point."""
     reached = {}
     for arm in settings.ARMS:
-        mine = [r["charged_cpu_hours"] for r in rows if r["arm"] == arm]
+        mine = [r[key] for r in rows if r["arm"] == arm]
         if not mine:
             return None
         reached[arm] = max(mine)
-    hours = min(reached.values())
-    points = {arm: latest_at(rows, arm, hours) for arm in settings.ARMS}
+    value = min(reached.values())
+    points = {arm: latest_at(rows, arm, value, key) for arm in settings.ARMS}
     if any(p is None for p in points.values()):
         return None
+    means = {arm: window_mean(rows, arm, value, key) for arm in settings.ARMS}
     leader = min(points, key=lambda arm: points[arm]["x8"])
-    return {"hours": hours, "points": points, "leader": leader}
+    mean_leader = min(means, key=lambda arm: means[arm])
+    return {
+        "value": value,
+        "points": points,
+        "means": means,
+        "leader": leader,
+        "mean_leader": mean_leader,
+    }
 
 
 def write_curve_png(report_dir: Path) -> Path | None:
@@ -185,11 +209,37 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
         else:
             lines += ["", "No comparison yet: one arm has no evaluation."]
     else:
-        points = both["points"]
         lines += [
             "",
-            f"At {both['hours']:.2f} CPU hours (the most both arms have reached): "
-            + ", ".join(f"{arm} {points[arm]['x8']:.4f}" for arm in settings.ARMS)
-            + f"; **{both['leader']}** leads.",
+            _compared(both, f"{both['value']:.2f} CPU hours (the most both arms have reached)"),
         ]
+        by_instances = comparison(rows, key="pomo_instances")
+        if by_instances is not None:
+            lines += [
+                "",
+                _compared(
+                    by_instances,
+                    f"{by_instances['value']:,.0f} POMO instances (the most both arms have "
+                    "trained; a view that does not depend on how many steps a CPU hour bought)",
+                ),
+            ]
     return lines
+
+
+def _compared(both: dict, where: str) -> str:
+    """One sentence: each arm's last x8 and window mean at ``where``, and the leader."""
+    points, means = both["points"], both["means"]
+    return (
+        f"At {where}: "
+        + ", ".join(
+            f"{arm} {points[arm]['x8']:.4f} (mean of its last {WINDOW} evaluations "
+            f"{means[arm]:.4f})"
+            for arm in settings.ARMS
+        )
+        + f"; **{both['leader']}** leads"
+        + (
+            "."
+            if both["mean_leader"] == both["leader"]
+            else f" (by the means, **{both['mean_leader']}**: the two readings disagree)."
+        )
+    )

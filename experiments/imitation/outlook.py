@@ -5,7 +5,9 @@ the start model's fine-tuning instances (its shipped ``training_instances``, as
 ``results/training/extrapolation.md`` counts them) + the arm's POMO instances, extrapolated by
 the generalist's rule (:func:`experiments.generalist.report.instances_to_target`: a line in
 ``log n``, here over the last :data:`TREND_POINTS` evaluations), then turned into CPU hours at
-the arm's POMO instances per training CPU hour over those same evaluations. The imitation arm's
+the arm's POMO instances per training CPU hour over its whole POMO phase (the steps a CPU hour
+buys depend on what else shares the core, so a short window says more about one session's
+load than about the arm). The imitation arm's
 labels and passes lie before its POMO phase: they are already charged and show in the trend
 only through where it starts.
 
@@ -66,7 +68,7 @@ def hours_to_target(
     if points and points[-1]["x8"] <= target:
         return 0.0
     trend = points[-trend_points:]
-    rate = pomo_rate(trend)
+    rate = pomo_rate(points)
     if rate is None:
         return None
     series = [{"instances": start + r["pomo_instances"], "x8": r["x8"]} for r in trend]
@@ -93,8 +95,7 @@ def outlook_lines(rows: list[dict], targets: dict[str, float], start: int) -> li
         points = pomo_points(rows, arm)
         if not points:
             continue
-        trend = points[-TREND_POINTS:]
-        rate = pomo_rate(trend)
+        rate = pomo_rate(points)
         for label, target in targets.items():
             table.append(
                 [
@@ -113,7 +114,7 @@ def outlook_lines(rows: list[dict], targets: dict[str, float], start: int) -> li
         "CPU hours still to go, each arm on its own trend: a line in log(training instances) "
         f"over its last {TREND_POINTS} POMO-phase evaluations (instances counted from the "
         f"start model's {start:,} fine-tuning instances), at its POMO instances per training "
-        "CPU hour over those evaluations. Rough: noisy points extrapolated beyond their span.",
+        "CPU hour over its whole POMO phase. Rough: noisy points extrapolated beyond their span.",
         "",
         *markdown_table(
             [
