@@ -7,6 +7,8 @@
 * ``report``: ``results/imitation/<preset>/README.md`` and ``curve.png`` from the curve.
 * ``recipes --labels K --recipe LIKELIHOOD,AUGMENT,LR ... [--start shipped|ARM]``: one
   imitation pass per recipe from the same start, x8 after it (:mod:`.recipes`).
+* ``heldout --count K``: the start model and each arm's committed weights on the K instances
+  after the curve's, paired (:mod:`.heldout`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
         help="LIKELIHOOD,AUGMENT,LR, e.g. solution,dihedral,1e-5 (repeat for more)",
     )
     recipes.add_argument("--start", default="shipped", choices=["shipped", *settings.ARMS])
+    heldout = verbs.add_parser("heldout", help="the arms on the instances after the curve's")
+    heldout.add_argument("--count", type=int, default=800, help="instances (default: 800)")
     return parser
 
 
@@ -71,6 +75,7 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
     """Write ``README.md`` (recipe, commands, the arms' table and comparison) and the plot."""
     from ..campaign.settings import reference_lines
     from .curve import CURVE_PNG, REPORT, read_points, report_lines, write_curve_png
+    from .heldout import HELDOUT_MD
     from .outlook import outlook_lines, start_instances
     from .recipes import RECIPES_MD
 
@@ -112,6 +117,12 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
             "",
             f"What one imitation pass does to the start, recipe by recipe: [{RECIPES_MD}]"
             f"({RECIPES_MD}) (`python -m experiments.imitation recipes`).",
+        ]
+    if (report_dir / HELDOUT_MD).is_file():
+        text += [
+            "",
+            f"The start and the arms' committed weights on instances the curve never decodes: "
+            f"[{HELDOUT_MD}]({HELDOUT_MD}) (`python -m experiments.imitation heldout`).",
         ]
     path = report_dir / REPORT
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +179,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"({row['train_cpu_hours']:.3f} CPU h)"
             )
         print(write_recipes_report())
+    elif args.verb == "heldout":
+        import torch
+
+        from .heldout import write_heldout
+
+        torch.set_num_threads(1)
+        try:
+            print(write_heldout(args.count))
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
     else:
         print(write_report())
     return 0
