@@ -212,3 +212,15 @@ def test_the_comparison_by_pomo_instances_and_the_window_mean(tmp_path):
     assert by_instances["mean_leader"] == "imitation"  # (28.4 + 28.25 + 28.15) / 3 = 28.2667
     assert curve.window_mean(rows, "pomo", 3.0, count=2) == pytest.approx((28.1 + 28.2) / 2)
     assert curve.window_mean(rows, "pomo", -1.0) is None
+
+
+def test_the_start_is_pinned_beside_the_report_and_resolved_from_the_repository(tmp_path):
+    from clrp_rl4co.policies.pretrained import pretrained_files
+
+    resolved = settings.start_model_path()
+    assert resolved == str(settings.ROOT / settings.START_MODEL)
+    weights, config = pretrained_files(resolved)
+    assert weights.parent == settings.REPORT_DIR / "start" and weights.stem == settings.START_NAME
+    # a shipped name or an absolute path passes unchanged
+    assert settings.start_model_path("drlhq_clrp50") == "drlhq_clrp50"
+    assert settings.start_model_path(str(tmp_path / "m")) == str(tmp_path / "m")

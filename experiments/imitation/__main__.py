@@ -86,7 +86,8 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
     text = [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
         "",
-        f"Both arms start from the shipped `{settings.START_MODEL}`. `pomo` continues RL4CO's "
+        f"Both arms start from `{settings.START_NAME}` as shipped when they began "
+        f"(`{settings.START_MODEL}`). `pomo` continues RL4CO's "
         f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g}); `imitation` is charged "
         f"the CPU time of its expert labels (PyVRP, `python -m experiments.labels make`), "
         f"trains {settings.IMITATION_EPOCHS} pass{'es' if settings.IMITATION_EPOCHS != 1 else ''} "

@@ -95,7 +95,7 @@ def write_heldout(
     if instances is None:
         instances = heldout_instances(count)
     count = instances.batch_size[0]
-    start_costs = per_instance_x8(load_policy(start_model), instances)
+    start_costs = per_instance_x8(load_policy(settings.start_model_path(start_model)), instances)
     start_label = f"`{Path(start_model).name}` (the start)"
     rows = [[start_label, f"{sum(start_costs) / count:.4f}", "", "", ""]]
     arm_costs: dict[str, list[float]] = {}
@@ -104,7 +104,7 @@ def write_heldout(
         if loaded is None:
             continue
         state, weights = loaded
-        policy = load_policy(start_model)
+        policy = load_policy(settings.start_model_path(start_model))
         policy.load_state_dict(weights)
         label = (
             f"{arm} arm at {state.charged_cpu_hours:.2f} CPU h "

@@ -120,7 +120,7 @@ def train(options: ArmOptions) -> ArmState:
     origin, state, weights, optimizer_state = choose_resume(
         load_committed(state_dir, ArmState), load_local(work_dir, ArmState)
     )
-    policy = load_policy(options.start_model)
+    policy = load_policy(settings.start_model_path(options.start_model))
     if origin == "fresh":
         state = _fresh_state(options)
     else:

@@ -95,7 +95,7 @@ def start_weights(
         ValueError: an unknown start, or an arm with no committed state (naming its folder).
     """
     if start == "shipped":
-        return load_policy(start_model).state_dict()
+        return load_policy(settings.start_model_path(start_model)).state_dict()
     settings.check_arm(start)
     from ..generalist.state import load_committed
     from .state import ArmState
@@ -171,7 +171,7 @@ def run_recipes(
     rows = []
     for recipe in recipes:
         torch.manual_seed(0)
-        policy = load_policy(start_model)
+        policy = load_policy(settings.start_model_path(start_model))
         policy.load_state_dict(weights)
         done = imitation_pass(policy, env, labels, recipe)
         row = {

@@ -1,6 +1,8 @@
 """The two arms and what they share.
 
-Both arms start from the shipped :data:`START_MODEL` and are measured in CPU hours of one thread:
+Both arms start from :data:`START_MODEL` (``drlhq_clrp50`` as it was shipped when the arms began,
+kept beside the report so that the arms, the recipes and the held-out check keep one start when a
+better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
 
 - ``pomo``: RL4CO's POMO continued on freshly drawn :data:`PRESET` instances;
 - ``imitation``: the expert labels of ``datasets/labels/<preset>`` (their CPU time is charged to
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-#: Where each arm starts.
-START_MODEL = "drlhq_clrp50"
+#: Where each arm starts: the shipped model's name then, and its weights (relative to the
+#: repository; :func:`start_model_path`).
+START_NAME = "drlhq_clrp50"
+START_MODEL = "results/imitation/clrp50/start/drlhq_clrp50"
 #: The instances both arms train on.
 PRESET = "clrp50"
 #: The arms.
@@ -54,6 +58,16 @@ LABELS_DIR = ROOT / "datasets" / "labels" / PRESET
 REPORT_DIR = ROOT / "results" / "imitation" / PRESET
 #: The local checkpoints (optimizer included; not committed).
 WORK_DIR = ROOT / "runs" / "imitation-work"
+
+
+def start_model_path(model: str = START_MODEL) -> str:
+    """``model`` as :func:`clrp_rl4co.models.load_policy` takes it: a path relative to the
+    repository made absolute where that file is; anything else (a shipped name, an absolute
+    path) unchanged."""
+    under_root = ROOT / model
+    if not Path(model).is_absolute() and under_root.with_suffix(".pt").is_file():
+        return str(under_root)
+    return model
 
 
 def check_arm(arm: str) -> str:
