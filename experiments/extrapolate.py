@@ -200,11 +200,20 @@ class Curve:
         return self.total_steps * self.batch / self.minutes
 
 
+def finetune_record(meta: dict) -> dict:
+    """The GPU fine-tune's provenance in a shipped model's JSON: the JSON itself, or, for weights
+    trained further since (``continued_from``, as ``python -m experiments.imitation ship``
+    writes it), the innermost record."""
+    while isinstance(meta.get("continued_from"), dict):
+        meta = meta["continued_from"]
+    return meta
+
+
 def load_curve(
     preset: str, training_dir: Path = TRAINING_DIR, pretrained_dir: Path = PRETRAINED_DIR
 ) -> Curve:
     """The fine-tune curve of ``preset`` and the shipped model's provenance (cross-checked)."""
-    meta = json.loads((pretrained_dir / f"drlhq_{preset}.json").read_text())
+    meta = finetune_record(json.loads((pretrained_dir / f"drlhq_{preset}.json").read_text()))
     batch = int(re.search(r"--batch-size (\d+)", meta["training"]).group(1))
     if meta["training_instances"] != meta["global_step"] * batch:
         raise ValueError(f"{preset}: training_instances != global_step x batch in the JSON")

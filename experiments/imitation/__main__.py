@@ -9,6 +9,8 @@
   imitation pass per recipe from the same start, x8 after it (:mod:`.recipes`).
 * ``heldout --count K``: the start model and each arm's committed weights on the K instances
   after the curve's, paired (:mod:`.heldout`).
+* ``ship --arm ARM --count K``: the arm's weights ship as ``drlhq_<preset>`` when they beat the
+  shipped model on those instances (:mod:`.ship`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     recipes.add_argument("--start", default="shipped", choices=["shipped", *settings.ARMS])
     heldout = verbs.add_parser("heldout", help="the arms on the instances after the curve's")
     heldout.add_argument("--count", type=int, default=800, help="instances (default: 800)")
+    ship = verbs.add_parser("ship", help="ship an arm's weights when they beat the shipped model")
+    ship.add_argument("--arm", required=True, choices=settings.ARMS)
+    ship.add_argument("--count", type=int, default=800, help="held-out instances (default: 800)")
     return parser
 
 
@@ -188,6 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.set_num_threads(1)
         try:
             print(write_heldout(args.count))
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
+    elif args.verb == "ship":
+        import torch
+
+        from .ship import ship
+
+        torch.set_num_threads(1)
+        try:
+            print(ship(args.arm, args.count))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
     else:

@@ -1,0 +1,160 @@
+"""Ship an arm's weights as the package's ``drlhq_<preset>`` when they beat the shipped model.
+
+    python -m experiments.imitation ship --arm pomo --count 800
+
+The arm's committed weights and the shipped ``drlhq_<preset>`` are decoded (dihedral x8
+multistart greedy) on the held-out instances of :func:`.heldout.heldout_instances`, which no
+evaluation of the curve has seen; the arm ships when the paired difference's 95% t interval
+lies below 0. ``ship.md`` beside the arms' report records the comparison either way.
+
+The new JSON names the recipe and keeps the arm's start's provenance under ``continued_from``
+(its GPU fine-tune: command, steps, validation), so that the whole training of the shipped
+weights is one record: the start's instances plus the arm's, the arm's CPU hours, commands,
+commits and hardware, and the held-out figures it shipped on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.models import load_policy
+from clrp_rl4co.models.shipping import PAPER_TRAINING_INSTANCES
+from clrp_rl4co.policies.pretrained import PRETRAINED_DIR, pretrained_files
+from clrp_rl4co.provenance import commit_line
+
+from . import settings
+from .heldout import EQUAL, heldout_instances, paired_row, per_instance_x8
+
+SHIP_MD = "ship.md"
+#: The shipped model an arm may replace.
+SHIPPED = f"drlhq_{settings.PRESET}"
+#: What each arm did after its start, for the JSON's ``recipe``.
+ARM_RECIPES = {
+    "pomo": "POMO continued on one CPU thread (batch {batch}, Adam {lr:g})",
+    "imitation": "PyVRP labels and imitation ({examples:,} examples), then POMO on one CPU "
+    "thread (batch {batch}, Adam {lr:g})",
+}
+
+
+def beats(candidate: list[float], shipped: list[float]) -> bool:
+    """Whether ``candidate``'s per-instance costs are lower than ``shipped``'s: the upper end of
+    the paired difference's 95% t interval below 0."""
+    from clrp_rl4co.evaluation.report import mean_ci95
+
+    mean, half = mean_ci95([c - s for c, s in zip(candidate, shipped, strict=True)])
+    return mean + half < 0
+
+
+def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> dict[str, Any]:
+    """The shipped JSON's fields (besides class and config) for ``state``'s arm, started from
+    the model whose JSON is ``start_meta``."""
+    pomo_instances = state.instances - state.examples
+    start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
+    recipe = ARM_RECIPES[state.arm].format(
+        batch=settings.POMO_BATCH, lr=settings.POMO_LR, examples=state.examples
+    )
+    return {
+        "preset": settings.PRESET,
+        "recipe": f"{settings.START_NAME} as shipped when the arms began (continued_from), "
+        f"then {recipe}: the {state.arm} arm of experiments/imitation",
+        "training": [*state.commands, "python -m experiments.imitation ship"],
+        "commits": state.commits,
+        "hardware": "; ".join(state.hardware),
+        "cpu_hours": round(state.charged_cpu_hours, 3),
+        "label_cpu_hours": round(state.label_cpu_hours, 3),
+        "imitation_examples": state.examples,
+        "training_instances": int(start["training_instances"]) + pomo_instances,
+        "training_instances_including_init": int(
+            start.get("training_instances_including_init", start["training_instances"])
+        )
+        + pomo_instances,
+        "paper_training_instances": PAPER_TRAINING_INSTANCES,
+        "x8_curve": (state.last_validation or {}).get("x8"),
+        "heldout": heldout,
+        "seed": start.get("seed"),
+        "continued_from": start,
+    }
+
+
+def ship(
+    arm: str,
+    count: int,
+    report_dir: Path = settings.REPORT_DIR,
+    pretrained_dir: Path = PRETRAINED_DIR,
+    instances=None,
+) -> str:
+    """Compare ``arm``'s committed weights with the shipped :data:`SHIPPED` on ``count``
+    held-out instances (``instances`` in their place, for tests), write ``ship.md``, ship when
+    better; returns a one-line verdict.
+
+    Raises:
+        ValueError: an unknown arm, or an arm without a committed state (naming its folder).
+    """
+    from ..generalist.state import load_committed
+    from .state import ArmState
+
+    settings.check_arm(arm)
+    loaded = load_committed(Path(report_dir) / arm, ArmState)
+    if loaded is None:
+        raise ValueError(f"arm: {arm!r} has no committed state in {Path(report_dir) / arm}")
+    state, weights = loaded
+    if instances is None:
+        instances = heldout_instances(count)
+    count = instances.batch_size[0]
+    shipped_path = Path(pretrained_dir) / SHIPPED
+    shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
+    # the arms begun before the start was pinned record its shipped name, which a ship replaces
+    pinned = state.start_model in ("", settings.START_NAME)
+    start = settings.start_model_path(settings.START_MODEL if pinned else state.start_model)
+    candidate = load_policy(start)
+    candidate.load_state_dict(weights)
+    arm_costs = per_instance_x8(candidate, instances)
+    better = beats(arm_costs, shipped_costs)
+    row = paired_row(f"{arm} arm", arm_costs, shipped_costs)
+    shipped_mean = sum(shipped_costs) / count
+    verdict = (
+        f"{arm} arm ({state.charged_cpu_hours:.2f} CPU h, "
+        f"{state.instances - state.examples:,} POMO instances) "
+        + ("beats" if better else "does not beat")
+        + f" the shipped {SHIPPED} on {count} held-out instances"
+        + (f": shipped as {SHIPPED}" if better else ": nothing shipped")
+    )
+    text = [
+        f"# An arm against the shipped `{SHIPPED}`",
+        "",
+        f"Dihedral x8 multistart greedy on {count} held-out instances of the paper's "
+        f"{settings.PRESET} test set (those after the curve's first {settings.EVAL_SIZE}); the "
+        "arm ships when its paired difference's 95% t interval lies below 0.",
+        "",
+        "```bash",
+        f"python -m experiments.imitation ship --arm {arm} --count {count}",
+        "```",
+        "",
+        f"- commit: {commit_line()}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- verdict: {verdict}",
+        "",
+        markdown_table(
+            ["weights", "mean x8", "minus the shipped", "95% interval", "lower / equal / higher"],
+            [[f"`{SHIPPED}` (shipped before)", f"{shipped_mean:.4f}", "", "", ""], row],
+        ),
+        "",
+    ]
+    (Path(report_dir) / SHIP_MD).write_text("\n".join(text))
+    if better:
+        _, start_json = pretrained_files(start)
+        heldout = {
+            "instances": f"paper {settings.PRESET} test set, {settings.EVAL_SIZE}-"
+            f"{settings.EVAL_SIZE + count - 1}",
+            "decode": settings.EVAL_DECODE,
+            "mean": round(sum(arm_costs) / count, 6),
+            "replaced_mean": round(shipped_mean, 6),
+            "difference": row[2],
+            "equal_below": EQUAL,
+        }
+        extra = provenance(state, json.loads(start_json.read_text()), heldout)
+        candidate.save_pretrained(shipped_path, extra=extra)
+    return verdict

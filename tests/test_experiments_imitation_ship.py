@@ -1,0 +1,107 @@
+"""Shipping an arm's weights (experiments/imitation/ship.py): the rule, what is written, and
+that nothing ships when the arm is not better."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from test_imitation import TINY
+
+from clrp_rl4co.envs import CLRPEnv
+from clrp_rl4co.policies import build_policy
+from experiments.extrapolate import finetune_record
+from experiments.generalist.state import save_committed
+from experiments.imitation import ship as shipping
+from experiments.imitation.state import ArmState
+
+
+def test_an_arm_beats_the_shipped_model_only_with_its_interval_below_zero():
+    assert shipping.beats([9.0, 9.1, 8.9, 9.0], [10.0, 10.0, 10.0, 10.1])
+    assert not shipping.beats([10.0] * 4, [10.0] * 4)  # equal: the interval touches 0
+    assert not shipping.beats([9.0, 11.0, 9.0, 11.0], [10.0] * 4)  # mean 0, wide interval
+    assert not shipping.beats([11.0] * 4, [10.0, 10.1, 10.0, 10.2])  # worse
+
+
+@pytest.fixture
+def folders(tmp_path):
+    torch.manual_seed(0)
+    start_meta = {"training_instances": 1000, "training_instances_including_init": 1500,
+                  "global_step": 10, "seed": 3, "note": "the start"}  # fmt: skip
+    start = tmp_path / "start" / "drlhq_clrp50"
+    build_policy("drlhq", **TINY).save_pretrained(start, extra=start_meta)
+    pretrained = tmp_path / "pretrained"
+    build_policy("drlhq", **TINY).save_pretrained(pretrained / "drlhq_clrp50", extra=start_meta)
+    arm_policy = build_policy("drlhq", **TINY)
+    state = ArmState(arm="pomo", cpu_hours=2.5, instances=640, start_model=str(start))
+    state.commands = ["python -m experiments.imitation train --hours 1"]
+    state.commits = ["abc1234"]
+    state.hardware = ["a CPU"]
+    state.last_validation = {"x8": 27.5}
+    save_committed(state, arm_policy.state_dict(), tmp_path / "report" / "pomo")
+    instances = CLRPEnv(generator_params={"preset": "clrp10"}).generator(4)
+    return tmp_path, pretrained, arm_policy, instances
+
+
+def _fake_costs(monkeypatch, shipped, arm):
+    calls = iter([shipped, arm])  # the shipped model is decoded first
+    monkeypatch.setattr(shipping, "per_instance_x8", lambda policy, instances: next(calls))
+
+
+def test_a_better_arm_ships_with_its_whole_training_in_the_json(folders, monkeypatch):
+    tmp_path, pretrained, arm_policy, instances = folders
+    _fake_costs(monkeypatch, [10.0, 10.0, 10.1, 10.0], [9.0, 9.1, 8.9, 9.0])
+    verdict = shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances)
+    assert verdict.endswith("beats the shipped drlhq_clrp50 on 4 held-out instances: "
+                            "shipped as drlhq_clrp50")  # fmt: skip
+    weights = torch.load(pretrained / "drlhq_clrp50.pt", weights_only=True)
+    for key, value in arm_policy.state_dict().items():
+        assert torch.equal(weights[key], value)
+    meta = json.loads((pretrained / "drlhq_clrp50.json").read_text())
+    assert meta["class"] == "DRLHQPolicy" and meta["preset"] == "clrp50"
+    assert meta["training_instances"] == 1000 + 640
+    assert meta["training_instances_including_init"] == 1500 + 640
+    assert meta["cpu_hours"] == 2.5 and meta["x8_curve"] == 27.5 and meta["seed"] == 3
+    assert meta["training"][-1] == "python -m experiments.imitation ship"
+    assert meta["continued_from"]["note"] == "the start"
+    assert "class" not in meta["continued_from"]
+    assert meta["heldout"]["mean"] == pytest.approx(9.0) and meta["heldout"]["replaced_mean"] == (
+        pytest.approx(10.025)
+    )
+    assert finetune_record(meta)["global_step"] == 10  # the GPU fine-tune's record
+    text = (tmp_path / "report" / shipping.SHIP_MD).read_text()
+    assert "shipped as drlhq_clrp50" in text and "| pomo arm | 9.0000 | -1.0250 ±" in text
+
+
+def test_an_arm_that_is_not_better_ships_nothing(folders, monkeypatch):
+    tmp_path, pretrained, _, instances = folders
+    before = (pretrained / "drlhq_clrp50.pt").read_bytes()
+    _fake_costs(monkeypatch, [10.0, 10.0, 10.1, 10.0], [10.0, 9.9, 10.2, 10.0])
+    verdict = shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances)
+    assert verdict.endswith(": nothing shipped")
+    assert (pretrained / "drlhq_clrp50.pt").read_bytes() == before
+    assert "nothing shipped" in (tmp_path / "report" / shipping.SHIP_MD).read_text()
+    with pytest.raises(ValueError, match="arm: 'imitation' has no committed state"):
+        shipping.ship("imitation", 4, tmp_path / "report", pretrained, instances)
+
+
+def test_an_arm_that_records_the_start_by_its_shipped_name_continues_the_pinned_start(
+    folders, monkeypatch
+):
+    from experiments.imitation import settings
+
+    tmp_path, pretrained, _, instances = folders
+    monkeypatch.setattr(settings, "START_MODEL", str(tmp_path / "start" / "drlhq_clrp50"))
+    state_json = tmp_path / "report" / "pomo" / "state.json"
+    data = json.loads(state_json.read_text())
+    data["start_model"] = settings.START_NAME  # as the arms begun before the pin record it
+    state_json.write_text(json.dumps(data))
+    # the shipped model's JSON is not the start's: a second ship must not nest it
+    meta = json.loads((pretrained / "drlhq_clrp50.json").read_text())
+    meta["training_instances"] = 99_999
+    (pretrained / "drlhq_clrp50.json").write_text(json.dumps(meta))
+    _fake_costs(monkeypatch, [10.0, 10.0, 10.1, 10.0], [9.0, 9.1, 8.9, 9.0])
+    shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances)
+    shipped = json.loads((pretrained / "drlhq_clrp50.json").read_text())
+    assert shipped["training_instances"] == 1000 + 640
