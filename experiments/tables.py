@@ -68,6 +68,20 @@ class RunOptions:
     limits: dict[str, int] | None = None
 
 
+def model_label(key: str, model: str) -> str:
+    """``key = `model```, with the recipe its JSON names where it names one (weights trained
+    further than their first recipe, e.g. by ``python -m experiments.imitation ship``)."""
+    import json
+
+    from clrp_rl4co.policies.pretrained import pretrained_files
+
+    try:
+        recipe = json.loads(pretrained_files(model)[1].read_text()).get("recipe")
+    except (FileNotFoundError, ValueError):
+        recipe = None
+    return f"{key} = `{model}`" + (f" (recipe: {recipe})" if recipe else "")
+
+
 def table_parts(table: str, models: dict[str, str] | None = None) -> list[TablePart]:
     if table in SYNTHETIC:
         return [synthetic_part(table, models)]
@@ -240,7 +254,7 @@ def write_part(part: TablePart, data: EvalData, rows: list[Row], results, out: P
     summaries = report.summarize(shown, labels, refs.get("BKS"))
     lines = [f"### {part.name}", ""]
     if part.models:
-        lines.append("- models: " + ", ".join(f"{k} = `{v}`" for k, v in part.models.items()))
+        lines.append("- models: " + ", ".join(model_label(k, v) for k, v in part.models.items()))
     limited = [f"{r.label}: first {r.method.limit}" for r in rows
                if (r.method.limit or len(data)) < len(data)]  # fmt: skip
     subsets = f" (subsets: {'; '.join(limited)})" if limited else ""

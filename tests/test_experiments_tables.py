@@ -322,3 +322,18 @@ def test_table_rerun_recomputes_rows_of_a_retrained_model(tmp_path, tiny_model):
     second = cache.load(key)
     assert set(second) == {0, 1}
     assert [r.actions for r in second.values()] != [r.actions for r in first.values()]
+
+
+def test_the_models_line_names_a_recipe_where_the_json_has_one(tmp_path):
+    import json
+
+    from experiments.tables import model_label
+
+    (tmp_path / "m.pt").write_bytes(b"")
+    (tmp_path / "m.json").write_text(json.dumps({"recipe": "GPU, then 6 CPU h of POMO"}))
+    assert model_label("drlhq", str(tmp_path / "m")) == (
+        f"drlhq = `{tmp_path / 'm'}` (recipe: GPU, then 6 CPU h of POMO)"
+    )
+    (tmp_path / "m.json").write_text(json.dumps({"note": "no recipe"}))
+    assert model_label("drlhq", str(tmp_path / "m")) == f"drlhq = `{tmp_path / 'm'}`"
+    assert model_label("drlhq", str(tmp_path / "absent")) == f"drlhq = `{tmp_path / 'absent'}`"
