@@ -83,6 +83,7 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
     from .heldout import HELDOUT_MD
     from .outlook import outlook_lines, start_instances
     from .recipes import RECIPES_MD
+    from .ship import SHIP_MD
 
     states = load_states(report_dir)
     targets = dict(sorted(reference_lines(settings.PRESET).items(), key=lambda kv: -kv[1]))
@@ -129,6 +130,12 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
             "",
             f"The start and the arms' committed weights on instances the curve never decodes: "
             f"[{HELDOUT_MD}]({HELDOUT_MD}) (`python -m experiments.imitation heldout`).",
+        ]
+    if (report_dir / SHIP_MD).is_file():
+        text += [
+            "",
+            f"An arm against the shipped model on those instances, and what shipped: "
+            f"[{SHIP_MD}]({SHIP_MD}) (`python -m experiments.imitation ship`).",
         ]
     path = report_dir / REPORT
     path.parent.mkdir(parents=True, exist_ok=True)
