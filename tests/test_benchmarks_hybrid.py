@@ -200,3 +200,31 @@ def test_end_to_end_with_the_real_solvers_on_two_instances(tmp_path):
         if row["method"] == "hybrid":  # never worse than its learned start
             assert float(row["objective"]) <= float(row["start_objective"]) + 1e-9
     assert "| hybrid minus pyvrp | 2 |" in (tmp_path / "clrp20_0.5s.md").read_text()
+
+
+def test_rows_carry_the_weights_fingerprint_and_other_weights_are_refused(tmp_path):
+    from benchmarks.hybrid.runs import RowFile
+
+    path = tmp_path / "clrp20_x8_drlhq_clrp20.csv"
+    first = RowFile(path, "drlhq_clrp20", None, "aaaa")
+    first.add(0, "clrp20-0", "x8", None, Run(20.0, 0.1), "1.0")
+    rows = list(csv.DictReader(path.open()))
+    assert rows[0]["weights"] == "aaaa" and rows[0]["objective"] == "20.0"
+    assert RowFile(path, "drlhq_clrp20", None, "aaaa").done() == {(0, "x8")}
+    with pytest.raises(ValueError, match=r"line 2: weights 'aaaa', but this run's weights is 'bb'"):
+        RowFile(path, "drlhq_clrp20", None, "bb")
+
+
+def test_older_rows_without_weights_are_read_but_not_extended_by_known_weights(tmp_path):
+    from benchmarks.hybrid.runs import RowFile
+
+    path = tmp_path / "clrp20_1s.csv"
+    _write_rows(path, [(0, "pyvrp", 11.0)])  # the columns before the fingerprint
+    older = RowFile(path, "drlhq_clrp20", 0, "cccc")
+    assert older.objectives("pyvrp") == {0: 11.0}
+    with pytest.raises(ValueError, match="no weights column, so which weights they came from"):
+        older.add(1, "clrp20-1", "pyvrp", 1.0, Run(12.0, 0.1), "1.0")
+    unknown = RowFile(path, "drlhq_clrp20", 0)  # no policy loaded: nothing to record
+    unknown.add(1, "clrp20-1", "pyvrp", 1.0, Run(12.0, 0.1), "1.0")
+    rows = list(csv.DictReader(path.open()))
+    assert [r["objective"] for r in rows] == ["11.0", "12.0"] and "weights" not in rows[1]

@@ -120,14 +120,16 @@ def main(
     args.model = model
     out = Path(args.out)
     stem = file_stem(args, explicit_model)
-    timed = RowFile(out / f"{stem}.csv", model, args.seed)
-    x8_file = RowFile(out / f"{args.set}_x8_{Path(model).stem}.csv", model, None)
     methods = methods_of(args)
-    policy = None
+    policy, weights = None, ""
     if solve is None or decode is None:
+        from clrp_rl4co.evaluation import policy_fingerprint
         from clrp_rl4co.models import load_policy
 
         policy = load_policy(model).eval()
+        weights = policy_fingerprint(policy)
+    timed = RowFile(out / f"{stem}.csv", model, args.seed, weights)
+    x8_file = RowFile(out / f"{args.set}_x8_{Path(model).stem}.csv", model, None, weights)
     if solve is None:
         from .runs import real_solver
 

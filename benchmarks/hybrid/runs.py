@@ -41,6 +41,8 @@ COLUMNS = (
     "start_objective",
     "decode",
 )
+#: The column of the weights' fingerprint (after :data:`COLUMNS`; absent from older files).
+WEIGHTS = "weights"
 
 
 @dataclass
@@ -136,24 +138,34 @@ def x8_decoder(policy, instances: Sequence[CLRPInstance], data) -> Decode:
 class RowFile:
     """A per-instance CSV that a run appends to, one row per (instance, method) as soon as it
     is done, so a killed run loses at most the method it was running. Every row carries the
-    run's model and seed (empty for the untimed x8, which has none); a file of another model or
-    seed is refused rather than mixed."""
+    run's model and seed (empty for the untimed x8, which has none) and a fingerprint of the
+    model's weights (:func:`clrp_rl4co.evaluation.policy_fingerprint`; empty where no policy
+    was loaded); a file of another model, seed or weights is refused rather than mixed. Rows
+    written before the fingerprint was recorded (no ``weights`` column) are taken as they are:
+    which weights they came from is said in ``results/hybrid/README.md``."""
 
-    def __init__(self, path: Path, model: str, seed: int | None):
+    def __init__(self, path: Path, model: str, seed: int | None, weights: str = ""):
         self.path = path
         self.model = model
         self.seed = "" if seed is None else str(seed)
+        self.weights = weights
         self.rows: list[dict[str, str]] = []
+        self.header: list[str] | None = None
         if path.is_file():
             with path.open(newline="") as handle:
-                self.rows = list(csv.DictReader(handle))
+                reader = csv.DictReader(handle)
+                self.rows = list(reader)
+                self.header = list(reader.fieldnames or [])
             for number, row in enumerate(self.rows, start=2):
                 self._check(row, number)
 
     def _check(self, row: dict[str, str], line: int) -> None:
         if set(COLUMNS) - set(row):
             raise ValueError(f"{self.path}: line {line}: expected the columns {list(COLUMNS)}")
-        for name, value in (("model", self.model), ("seed", self.seed)):
+        checks = [("model", self.model), ("seed", self.seed)]
+        if row.get(WEIGHTS):  # recorded: it must be this run's
+            checks.append((WEIGHTS, self.weights))
+        for name, value in checks:
             if row[name] != value:
                 raise ValueError(
                     f"{self.path}: line {line}: {name} {row[name]!r}, but this run's {name} is "
@@ -180,10 +192,18 @@ class RowFile:
             "start_objective": "" if run.start_objective is None else repr(run.start_objective),
             "decode": run.decode,
         }
+        row[WEIGHTS] = self.weights
         self.path.parent.mkdir(parents=True, exist_ok=True)
         new = not self.path.is_file() or self.path.stat().st_size == 0
+        if new or self.header is None:
+            self.header = [*COLUMNS, WEIGHTS]
+        if WEIGHTS not in self.header and self.weights:
+            raise ValueError(
+                f"{self.path}: its rows have no {WEIGHTS} column, so which weights they came "
+                f"from is not recorded; this run's are {self.weights}: choose another --out"
+            )
         with self.path.open("a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+            writer = csv.DictWriter(handle, fieldnames=self.header, extrasaction="ignore")
             if new:
                 writer.writeheader()
             writer.writerow(row)
