@@ -140,7 +140,8 @@ def test_ctrl_c_keeps_the_best_so_far_and_writes_the_summary(benchmarks_root, tm
     _, rest = process.communicate(timeout=60)
     stopped = time.monotonic() - sent
     assert process.returncode == 130
-    assert stopped < 10.0  # within about a second; generous for a loaded machine
+    # about a second on a quiet machine; far below the ~50 s the runs had left, on a loaded one
+    assert stopped < 30.0
     err = "".join(err) + rest
     assert "Traceback" not in err
     assert len([line for line in err.splitlines() if line.startswith("interrupted:")]) == 1
