@@ -328,4 +328,133 @@ def test_penalty_bound_warning_is_logged_not_shown(monkeypatch, caplog):
             result = solve_pyvrp(instance, max_iterations=50, seconds=None, depot_search=False)
     result.solution.check(instance)
     assert [w.category for w in shown] == [RuntimeWarning]
+    assert [str(w.message) for w in shown] == ["something else"]  # worded as PyVRP worded it
     assert any("penalty" in r.getMessage() and "tight" in r.getMessage() for r in caplog.records)
+    # the note says whether PyVRP's result was feasible (it was: the solution is valid)
+    assert any(r.getMessage().endswith("feasible result: True") for r in caplog.records)
+
+
+def line_of_customers() -> CLRPInstance:
+    """Two depots of capacity 100 and six customers of demand 10 between them; q = 70."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [7.0, 0.0]]),
+        customer_locs=np.array([[float(k), 1.0] for k in range(1, 7)]),
+        depot_capacity=np.full(2, 100.0),
+        opening_cost=np.full(2, 3.0),
+        demand=np.full(6, 10.0),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name="line",
+    )
+
+
+def route_set(solution: CLRPSolution) -> list[tuple[int, tuple[int, ...]]]:
+    return sorted((r.depot, tuple(r.customers)) for r in solution.routes)
+
+
+def test_with_no_iterations_pyvrp_returns_the_warm_start():
+    """PyVRP starts from the warm start: with no iteration to improve it, it is the result (one
+    route per customer, far from what PyVRP's own start and local search would give)."""
+    from clrp_rl4co.solvers.pyvrp_solver import run_pyvrp
+
+    instance = line_of_customers()
+    start = CLRPSolution([Route(j % 2, (j,)) for j in range(6)])
+    start.check(instance)
+    found = run_pyvrp(encode(instance), None, max_iterations=0, initial=start)
+    assert route_set(found) == route_set(start)
+
+
+def test_a_run_hands_pyvrp_its_seed_and_its_give_up_criterion(monkeypatch):
+    from pyvrp.stop import MaxIterations, MaxRuntime
+
+    from clrp_rl4co.solvers import pyvrp_solver
+
+    real_solve = pyvrp_solver.pyvrp.solve
+    seen = []
+
+    def solve(data, stop, **kwargs):
+        seen.append((stop, kwargs))
+        return real_solve(data, stop, **kwargs)
+
+    monkeypatch.setattr(pyvrp_solver.pyvrp, "solve", solve)
+    enc = encode(line_of_customers())
+    pyvrp_solver.run_pyvrp(enc, None, max_iterations=20)
+    pyvrp_solver.run_pyvrp(enc, 5.0, max_iterations=20, seed=5, give_up=2.5)
+    assert [kwargs["seed"] for _, kwargs in seen] == [0, 5]  # seed 0 by default
+    criteria = seen[1][0].criteria
+    assert [type(c) for c in criteria] == [
+        pyvrp_solver._NoFeasibleBy, MaxIterations, MaxRuntime, pyvrp_solver._StopRequested
+    ]  # fmt: skip
+    assert criteria[0].seconds == 2.5
+
+
+def test_pyvrps_other_warnings_reach_the_caller_under_the_callers_filters(monkeypatch):
+    """Shown as they are: under the "default" action a warning repeated from one line shows
+    once, as it would without the solver in between."""
+    import warnings
+
+    from clrp_rl4co.solvers import pyvrp_solver
+
+    real_solve = pyvrp_solver.pyvrp.solve
+
+    def noisy_solve(*args, **kwargs):
+        for _ in range(2):
+            warnings.warn("something else", RuntimeWarning, stacklevel=1)
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(pyvrp_solver.pyvrp, "solve", noisy_solve)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("default")
+        pyvrp_solver.run_pyvrp(encode(line_of_customers()), None, max_iterations=10)
+    assert [str(w.message) for w in shown if w.category is RuntimeWarning] == ["something else"]
+
+
+def solve_pyvrp_with_fakes(monkeypatch, search_finds, run_finds):
+    """``solve_pyvrp`` with the depot-set search and the one-model run replaced: each records
+    its call and returns what it is given."""
+    from clrp_rl4co.solvers import pyvrp_solver
+
+    calls = []
+
+    def search(instance, seconds, max_iterations, seed, initial=None):
+        calls.append(("search", initial))
+        return search_finds
+
+    def run(enc, seconds, max_iterations, seed, initial):
+        calls.append(("run", initial))
+        return run_finds
+
+    monkeypatch.setattr(pyvrp_solver, "depot_set_search", search)
+    monkeypatch.setattr(pyvrp_solver, "run_pyvrp", run)
+    return calls
+
+
+def test_two_depots_are_searched_and_a_dearer_warm_start_is_not_kept(monkeypatch):
+    """Two depots are enough for the depot-set search; without it the run is warm-started;
+    a warm start dearer than what they find is not the result."""
+    instance = line_of_customers()
+    cheap = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])
+    dear = CLRPSolution([Route(1, (j,)) for j in range(6)])
+    assert independent_cost(instance, dear) > independent_cost(instance, cheap)
+    calls = solve_pyvrp_with_fakes(monkeypatch, cheap, cheap)
+    assert solve_pyvrp(instance, seconds=None, max_iterations=9, initial=dear).solution is cheap
+    assert calls == [("search", dear)]
+    calls.clear()
+    alone = solve_pyvrp(instance, None, 9, depot_search=False, initial=dear)
+    assert alone.solution is cheap and calls == [("run", dear)]
+
+
+def test_the_runtime_is_the_wall_time_of_the_whole_solve(monkeypatch):
+    """Read on ``time.perf_counter`` at the start and at the end: 3.5 s apart here."""
+    from clrp_rl4co.solvers import pyvrp_solver
+
+    class Time:
+        reads = iter([100.0, 103.5])
+
+        def perf_counter(self):
+            return next(self.reads)
+
+    solve_pyvrp_with_fakes(monkeypatch, CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))]),
+                           None)  # fmt: skip
+    monkeypatch.setattr(pyvrp_solver, "time", Time())
+    assert solve_pyvrp(line_of_customers(), seconds=None, max_iterations=9).runtime == 3.5

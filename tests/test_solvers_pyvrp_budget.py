@@ -612,7 +612,8 @@ def test_with_few_sets_enumerated_the_descent_still_finds_the_best_set():
 
 class Landscape(SetEstimate):
     """A :class:`SetEstimate` whose estimate is given: the sum of per-depot weights, a penalty
-    below ``min_size`` depots and a bonus on some hidden sets (only its ranking is under test)."""
+    below ``min_size`` depots and a bonus on some hidden sets (only its ranking is under test);
+    the empty set, which holds no demand, costs ``inf`` as in the real estimate."""
 
     def __init__(self, weights, min_size, penalty, bonus=None, located=None):
         self.num_depots = len(weights)
@@ -625,6 +626,8 @@ class Landscape(SetEstimate):
         return self.located
 
     def _evaluate(self, key):
+        if not key:
+            return math.inf
         value = sum(self.weights[d] for d in key) + self.penalty * (len(key) < self.min_size)
         return value - self.bonus.get(key, 0.0)
 
@@ -1015,3 +1018,549 @@ def test_on_nearly_free_depots_a_warm_start_as_cheap_as_the_run_is_kept(fake_run
     assert same is not start and same.cost(cheap).total == start.cost(cheap).total
     RESULTS.extend([same, same])
     assert depot_set_search(cheap, 10.0, initial=start, clock=clock) is start
+
+
+# -------------------------------------------------------------------------- the time left
+class TickingClock(FakeClock):
+    """A clock that moves 1 s forward each time it is read."""
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_the_time_left_is_the_budget_less_the_time_spent_and_never_below_zero():
+    clock = FakeClock(1030.0)
+    assert pyvrp_solver._left(10.0, 1024.0, clock) == 4.0  # 6 s of 10 spent
+    assert pyvrp_solver._left(6.5, 1024.0, clock) == 0.5  # less than a second is left as it is
+    assert pyvrp_solver._left(10.0, 1000.0, clock) == 0.0  # 30 s spent: nothing, not -20 s
+    assert pyvrp_solver._left(None, 1024.0, clock) is None  # no time budget
+
+
+def test_route_on_set_the_fallback_trips_get_the_time_left_even_below_a_second(fake_runs):
+    # 1 s: the fleet's 0.9 s with a give-up after 0.45 s finds nothing; the trips get 0.55 s
+    clock, calls = fake_runs
+    RESULTS[:] = [None, CHEAP]
+    assert route_on_set(two_clusters(), (0, 1), 1.0, clock=clock) is CHEAP
+    assert calls == [
+        ("fleet", pytest.approx(0.9), None, 0), ("trips", pytest.approx(0.55), None, 0)
+    ]  # fmt: skip
+
+
+def test_route_on_set_the_fallback_trips_run_gets_the_scaled_history_too(fake_runs):
+    clock, _ = fake_runs
+    RESULTS[:] = [None, CHEAP]
+    route_on_set(two_clusters(), (0, 1), 10.0, clock=clock, scaled_history=True)
+    assert [r[0] for r in RUNS] == ["fleet", "trips"] and HISTORIES == [True, True]
+
+
+def test_route_on_set_keeps_the_fleets_result_when_the_polish_only_ties_it(fake_runs):
+    """The trips polish starts from the fleet's result: one as costly is no improvement."""
+    clock, _ = fake_runs
+    tie = CLRPSolution(list(CHEAP.routes))
+    RESULTS[:] = [CHEAP, tie]
+    assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is CHEAP
+    RESULTS[:] = [DEAR, tie]  # cheaper: the polish's
+    assert route_on_set(two_clusters(), (0, 1), 10.0, clock=clock) is tie
+
+
+# -------------------------------------------------------------- depot_set_search's runs
+def test_the_search_is_seeded_with_zero_by_default(monkeypatch):
+    """Seed 0: the first run 0, candidate k seed k, the last run 10,007."""
+    _, calls, _ = scripted_search(monkeypatch, eight_depots(), lambda k: +1.0)
+    assert [c[1] for c in calls] == [0, *range(1, 17), 10_007]
+
+
+def test_from_large_instance_customers_on_the_search_takes_the_large_path(monkeypatch):
+    """At exactly LARGE_INSTANCE customers (6 here) the large path gets the whole call, the
+    warm start and the clock included; one customer fewer than the threshold, it does not."""
+    instance, start, clock = two_clusters(), spread((0, 1), 6), FakeClock()
+    seen = []
+    monkeypatch.setattr(pyvrp_solver, "_search_large", lambda *args: seen.append(args) or start)
+    monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 6)
+    assert depot_set_search(instance, 10.0, 50, seed=3, initial=start, clock=clock) is start
+    [(got, seconds, iterations, seed, initial, its_clock)] = seen
+    assert got is instance and (seconds, iterations, seed) == (10.0, 50, 3)
+    assert initial is start and its_clock is clock
+    monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 7)
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", lambda *a, **k: None)
+    assert depot_set_search(instance, None, 50) is None and len(seen) == 1
+
+
+def test_every_run_of_the_first_set_and_its_fallbacks_gets_the_first_share_and_the_warm_start(
+    monkeypatch,
+):
+    """The warm start's set (0, 2) and then the next ranked sets find nothing; every one of
+    these runs, the last one on all depots included, gets 15% of 10 s from the warm start."""
+    instance, start = two_clusters(), spread((0, 2), 6)
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), seconds, initial))
+        return spread(depots, 6) if len(depots) == 4 else None
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    depot_set_search(instance, 10.0, initial=start, clock=FakeClock())
+    first_runs = calls[: 1 + next(k for k, c in enumerate(calls) if len(c[0]) == 4)]
+    assert first_runs[0][0] == (0, 2) and first_runs[-1][0] == (0, 1, 2, 3)
+    assert len(first_runs) >= 3  # a ranked set besides the warm start's was tried
+    for depots, seconds, initial in first_runs:
+        assert seconds == pytest.approx(1.5) and initial is start, depots
+
+
+def test_a_search_ended_by_the_rankings_time_leaves_its_unrun_iterations_to_the_last_run(
+    monkeypatch,
+):
+    """The case of ``test_ranking_out_of_time_ends_the_search_with_its_best_set`` with 1,000
+    iterations too: no candidate ran, so the last run gets every iteration but the first
+    run's 150 (850, more than its 20%)."""
+    clock, calls = TickingClock(), []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        calls.append((tuple(sorted(depots)), max_iterations))
+        clock.now += 85.0 if len(calls) == 1 else 0.0
+        return spread(depots, 6)
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    depot_set_search(two_clusters(), 100.0, 1000, clock=clock)
+    assert calls == [((0, 1), 150), ((0, 1), 850)]
+
+
+def test_the_candidates_run_in_increasing_order_of_estimate(fake_sets):
+    clock, calls = fake_sets
+    depot_set_search(two_clusters(), seconds=None, max_iterations=1000, clock=clock)
+    est = SetEstimate(two_clusters())
+    estimates = [est(c[0]) for c in calls[1:-1]]
+    assert len(estimates) == 8 and estimates == sorted(estimates)
+    assert calls[1][0] in {(0, 1, 2), (0, 1, 3)}  # an add: far from the drop / swap / add order
+
+
+def test_a_candidate_must_beat_the_best_by_more_than_1e_9(monkeypatch):
+    """A first candidate cheaper by exactly 1e-9 is no improvement: the search goes on around
+    the first set and the last run is on it; cheaper by 2e-9, it is the new best set."""
+    instance = eight_depots()
+    found, calls, costs = scripted_search(
+        monkeypatch, instance, lambda k: -1e-9 if k == 1 else +1.0
+    )
+    assert calls[-1][0] == calls[0][0] and costs(instance, found) == 100.0
+    found, calls, costs = scripted_search(
+        monkeypatch, instance, lambda k: -2e-9 if k == 1 else +1.0
+    )
+    assert calls[-1][0] == calls[1][0] and costs(instance, found) == 100.0 - 2e-9
+
+
+def test_the_set_a_better_solution_opened_is_not_run_again(monkeypatch):
+    """The run on (0, 1, 2) improves with a solution on (0, 2) alone: the search moves to
+    (0, 2), then improves on (0,); (0, 2), an add move of (0,), was routed already."""
+    instance = two_clusters()
+    costs = Costs(instance)
+    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    calls = []
+
+    def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
+              polish_share=POLISH_SHARE, clock=None):  # fmt: skip
+        depots = tuple(sorted(depots))
+        calls.append(depots)
+        if len(calls) == 1:
+            return costs.new(depots, 100.0)
+        if polish_share:  # the last run finds nothing better
+            return None
+        better = {(0, 1, 2): ((0, 2), 99.0), (0,): ((0,), 98.0)}
+        opened, cost = better.get(depots, (depots, 200.0))
+        return costs.new(opened, cost)
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    found = depot_set_search(instance, None, 1000, eval_share=0.01)
+    assert calls[0] == (0, 1) and (0, 1, 2) in calls and (0,) in calls
+    assert costs(instance, found) == 98.0
+    candidates = calls[1:-1]
+    assert (0, 2) not in candidates and len(set(candidates)) == len(candidates)
+
+
+# ------------------------------------------------------------------ the set estimate
+def test_a_set_is_still_estimated_at_the_deadline_itself():
+    """``stop_at``: no new set once the clock *passes* the deadline."""
+    clock = FakeClock(0.0)
+    est = SetEstimate(two_clusters(), clock=clock)
+    est.stop_at(5.0)
+    clock.now = 5.0
+    assert np.isfinite(est((2, 3)))
+    clock.now = 5.0 + 1e-6
+    with pytest.raises(_OutOfTime):
+        est((1, 2))
+
+
+def test_with_two_depots_customers_give_way_by_regret_not_by_their_order():
+    """The instance of ``test_an_overloaded_nearest_depot_gives_way_by_regret`` with the
+    customers listed in another order: regrets 0.2, 4 and 2; customers 1 and 2 stay at depot
+    0 (capacity 2), customer 0 moves to depot 1."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [6.0, 0.0]]),
+        customer_locs=np.array([[2.9, 0.0], [1.0, 0.0], [2.0, 0.0]]),
+        depot_capacity=np.array([2.0, 10.0]),
+        opening_cost=np.zeros(2),
+        demand=np.ones(3),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=0.0,
+    )
+    est = SetEstimate(instance)
+    assert est.assignment((0, 1)).tolist() == [1, 0, 0]
+    assert est((0, 1)) == pytest.approx(2 * (1 + 2) / 10 + 2 * 3.1 / 10, rel=1e-12)
+
+
+def test_a_customer_without_room_anywhere_goes_to_the_roomiest_depot():
+    """Depot 0 holds 3, depot 1 4.5; customers of demand 2, 3 and 2 nearest to depot 0
+    (regrets 8, 6, 4, in that order): the first stays (room 1 left), the second moves to
+    depot 1 (room 1.5 left), the third fits nowhere and joins the roomier one, depot 1."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]]),
+        depot_capacity=np.array([3.0, 4.5]),
+        opening_cost=np.zeros(2),
+        demand=np.array([2.0, 3.0, 2.0]),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=0.0,
+    )
+    est = SetEstimate(instance)
+    assert est._assign(est.dist, est.capacity).tolist() == [0, 1, 1]
+    assert not est.fits((0, 1))
+
+
+def test_ties_in_regret_and_in_distance_are_broken_by_index():
+    """The assignment is the same on every machine (stable sorts). Regret ties: customers 2
+    and 3 (regret 8) go first, then 0 and 1 (regret 2) in that order; depot 0 (capacity 6)
+    has room for customer 0 (demand 1) but then not for customer 1 (demand 2). Distance ties:
+    depots 2 and 3 stand at one point; the lower-numbered one is tried first."""
+    regret = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0]]),
+        customer_locs=np.array([[4.0, 0.0], [4.0, 0.0], [1.0, 0.0], [1.0, 0.0]]),
+        depot_capacity=np.array([6.0, 20.0]),
+        opening_cost=np.ones(2),
+        demand=np.array([1.0, 2.0, 2.0, 2.0]),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert SetEstimate(regret).assignment((0, 1)).tolist() == [0, 1, 0, 0]
+    distance = CLRPInstance(
+        depot_locs=np.array([[10.0, 0.0], [10.0, 0.0], [0.0, 0.0], [0.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0], [1.0, 0.0]]),
+        depot_capacity=np.array([10.0, 10.0, 1.0, 1.0]),
+        opening_cost=np.ones(4),
+        demand=np.ones(2),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert SetEstimate(distance).assignment((0, 1, 2, 3)).tolist() == [2, 3]
+
+
+def test_a_room_short_of_a_demand_by_at_most_1e_9_still_takes_it():
+    """Depot 0 holds 1 - 1e-9, within the capacity tolerance of a demand of 1 (a route of
+    customer 0 from it is valid): customer 0 (regret 8) stays there and customer 1 moves."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0], [4.0, 0.0]]),
+        depot_capacity=np.array([1.0 - 1e-9, 10.0]),
+        opening_cost=np.ones(2),
+        demand=np.array([1.0, 0.5]),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    CLRPSolution([Route(0, (0,)), Route(1, (1,))]).check(instance)
+    assert SetEstimate(instance).assignment((0, 1)).tolist() == [0, 1]
+
+
+def test_a_load_within_1e_9_of_the_capacity_fits():
+    """One customer nearest to depot 0: a load of capacity + 1e-9 fits (the solution is
+    valid), and a set short of the total demand by 1e-9 is priced, not infinite."""
+    over = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0]]),
+        customer_locs=np.array([[1.0, 0.0]]),
+        depot_capacity=np.array([0.5, 10.0]),
+        opening_cost=np.ones(2),
+        demand=np.array([0.5 + 1e-9]),
+        vehicle_capacity=1.0,
+        vehicle_fixed_cost=1.0,
+    )
+    CLRPSolution([Route(0, (0,))]).check(over)
+    est = SetEstimate(over)
+    assert est.fits((0,)) and est.assignment((0,)).tolist() == [0]
+    assert est.fitting((0,)) == (0,)
+    short = dataclasses.replace(over, depot_capacity=np.array([1.0 - 1e-9, 10.0]),
+                                demand=np.array([1.0]))  # fmt: skip
+    CLRPSolution([Route(0, (0,))]).check(short)
+    assert SetEstimate(short)((0,)) == pytest.approx(1 + 1 + 2 * 1.0 * 1.0 / 1.0)
+
+
+def test_a_set_is_made_to_fit_by_the_closed_depot_nearest_to_the_stranded_customers_only():
+    """Depots 0 and 1 (capacity 2 each) for five customers of demand 1: three above depot 0,
+    two above depot 1. The greedy assignment overloads depot 0 with customers 0, 1 and 2.
+    Of the closed depots, 3 is nearest to those three (summed distances 9), 4 to all five
+    customers; 2, the first closed one, is far from all of them: depot 3 is added."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [10.0, 0.0], [5.0, 50.0], [0.0, 5.0], [5.0, 1.5]]),
+        customer_locs=np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 3.0], [10.0, 1.0], [10.0, 2.0]]),
+        depot_capacity=np.array([2.0, 2.0, 10.0, 10.0, 10.0]),
+        opening_cost=np.ones(5),
+        demand=np.ones(5),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    dist = instance.depot_customer_costs()
+    assert dist[3, :3].sum() < dist[4, :3].sum() < dist[2, :3].sum()
+    assert dist[4].sum() < dist[3].sum()
+    assert SetEstimate(instance).fitting((0, 1)) == (0, 1, 3)
+
+
+def test_the_location_model_gets_its_share_of_the_time_left_and_none_at_the_deadline(
+    monkeypatch,
+):
+    asked = []
+    monkeypatch.setattr(pyvrp_solver, "facility_location_set",
+                        lambda instance, seconds: asked.append(seconds) or (0, 1))  # fmt: skip
+    clock = FakeClock()
+    est = SetEstimate(two_clusters(), clock=clock)
+    est.stop_at(clock.now + 1.0)
+    assert est.located_set() == (0, 1) and asked == [pytest.approx(0.7)]  # 70% of 1 s
+    est.stop_at(clock.now)  # no time left: the model is not solved
+    assert est.located_set() is None and len(asked) == 1
+    est.stop_at(None)  # no deadline: node-limited
+    assert est.located_set() == (0, 1) and asked[-1] is None
+
+
+# ------------------------------------------------------------------- the ranking's moves
+@pytest.mark.parametrize("max_sets, starts", [(3, 0), (4, 1)])
+def test_the_greedy_drop_and_the_descents_estimate_exactly_their_moves(max_sets, starts):
+    """Weights 0.4, 0.3, 0.2 and 0.1 (a set costs their sum). The greedy drop from all
+    depots drops the dearest depot each time (every drop improves, by less than 1): all,
+    its four drops, the three drops of (1, 2, 3), the two of (2, 3), ending at (3,). The
+    descent from (3,) (or from the best set estimated by then, (3,) again, with starts=1 and
+    the singletons enumerated) adds its swaps (0,), (1,), (2,) and adds (0, 3), (1, 3),
+    (2, 3), and stops. (0, 1) and (0, 2) are never estimated."""
+    est = Landscape([0.4, 0.3, 0.2, 0.1], min_size=1, penalty=0.0)
+    ranked = est.best_sets(max_sets=max_sets, starts=starts)
+    every = {s for k in range(1, 5) for s in itertools.combinations(range(4), k)}
+    assert set(ranked) == every - {(0, 1), (0, 2)}
+    assert ranked[0] == (3,)
+
+
+def test_the_descents_start_from_the_three_best_sets_by_default():
+    """Weights 5, 4, 3, 2, 1; the five singletons enumerated (max_sets=5). The greedy drop
+    ends at (4,) having estimated all, its drops, the triples of (1, 2, 3, 4) and the pairs
+    of (2, 3, 4). The three best sets by then are (4,), (3,) and (2,) ((3, 4) ties with (2,)
+    and comes after it); their descents add their adds (0, 4), (1, 4), (0, 3), (1, 3),
+    (0, 2) and (1, 2): every pair but (0, 1). A fourth start, (3, 4), would add (0, 3, 4)."""
+    est = Landscape([5.0, 4.0, 3.0, 2.0, 1.0], min_size=1, penalty=0.0)
+    ranked = est.best_sets(max_sets=5)
+    pairs = {s for s in itertools.combinations(range(5), 2) if s != (0, 1)}
+    triples = {(1, 2, 3), (1, 2, 4), (1, 3, 4), (2, 3, 4)}
+    quads = set(itertools.combinations(range(5), 4))
+    expected = {(d,) for d in range(5)} | pairs | triples | quads | {tuple(range(5))}
+    assert set(ranked) == expected and ranked[0] == (4,)
+
+
+def test_an_improvement_of_exactly_1e_12_does_not_move_the_descent():
+    """Every set costs 0 but (0,), -1e-12. Nothing is enumerated (max_sets=2), the greedy drop
+    stops at all depots; the descent from the best set by then, (0, 1), sees (0,) at exactly
+    its estimate - 1e-12 and stops, so (2,), a swap of (0,), is never estimated."""
+    est = Landscape([0.0, 0.0, 0.0], min_size=1, penalty=0.0, bonus={(0,): 1e-12})
+    ranked = est.best_sets(max_sets=2, starts=1)
+    assert set(ranked) == {(0, 1, 2), (1, 2), (0, 2), (0, 1), (0,), (1,)}
+
+
+@pytest.mark.parametrize("num_depots, model_first", [(50, True), (49, False)])
+def test_from_fifty_depots_the_model_is_solved_once_before_the_greedy_drop(num_depots, model_first):
+    """Unit weights: the single depots are enumerated (max_sets=100), then the greedy drop
+    runs all the way down. From MODEL_FIRST_DEPOTS depots the model is solved right after
+    the enumeration, below it after the descents; once either way."""
+    seen = []
+
+    class Recording(Landscape):
+        def located_set(self):
+            seen.append(len(self._cache))
+            return None
+
+    Recording([1.0] * num_depots, min_size=1, penalty=0.0).best_sets(max_sets=100)
+    assert len(seen) == 1
+    assert (seen[0] == num_depots) is model_first
+
+
+def test_by_default_at_most_1100_sets_are_enumerated():
+    """1,101 depots: their 1,101 single-depot sets are more than the default 1,100, so none is
+    enumerated. Every weight is -1: no drop improves; all depots and its drops are ranked."""
+    est = Landscape([-1.0] * 1101, min_size=1, penalty=0.0)
+    ranked = est.best_sets(starts=0)
+    assert len(ranked) == 1 + 1101 and all(len(s) >= 1100 for s in ranked)
+
+
+def test_a_ranking_stopped_by_its_time_logs_it(caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="clrp_rl4co.solvers.pyvrp_solver"):
+        SetEstimate(two_clusters(), clock=TickingClock()).best_sets(max_seconds=3.5)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("depot-set ranking stopped after 3.5 s" in m for m in messages), messages
+
+
+# ---------------------------------------------------------------- the search's moves
+def test_swaps_try_the_closed_depots_nearest_to_the_dropped_one_first():
+    """Depot 0 at x = 10 is open; depots 2, 3 and 1 stand 1, 2 and 3 away. Without an
+    estimate the moves come drops (none: depot 0 is alone), swaps nearest first, adds."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[10.0, 0.0], [13.0, 0.0], [11.0, 0.0], [8.0, 0.0]]),
+        customer_locs=np.array([[0.0, 5.0]]),
+        depot_capacity=np.full(4, 10.0),
+        opening_cost=np.ones(4),
+        demand=np.ones(1),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    assert pyvrp_solver._neighbour_sets(instance, (0,)) == [
+        (2,), (3,), (1,), (0, 1), (0, 2), (0, 3)
+    ]  # fmt: skip
+
+
+def test_a_move_with_exactly_the_total_demand_of_capacity_is_kept():
+    """Four depots of capacity 2, four units of demand: a pair holds exactly enough."""
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0], [3.0, 1.0]]),
+        depot_capacity=np.full(4, 2.0),
+        opening_cost=np.ones(4),
+        demand=np.ones(4),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    pairs_of = sorted(pyvrp_solver._neighbour_sets(instance, (0, 1)))
+    assert pairs_of == [(0, 1, 2), (0, 1, 3), (0, 2), (0, 3), (1, 2), (1, 3)]  # no drop
+    triple_of = sorted(pyvrp_solver._neighbour_sets(instance, (0, 1, 2)))
+    assert triple_of == [(0, 1), (0, 1, 2, 3), (0, 1, 3), (0, 2), (0, 2, 3), (1, 2), (1, 2, 3)]
+
+
+# ------------------------------------------------------------------- the large path
+def tight_everywhere() -> CLRPInstance:
+    """Three customers of demand 2; depots of capacity 3, 3 and 1 (7 in all): no depot holds
+    two customers, so no set's greedy assignment fits, all depots' neither."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [1.0, 0.0], [50.0, 50.0]]),
+        customer_locs=np.array([[0.0, 1.0], [1.0, 1.0], [0.4, 1.0]]),
+        depot_capacity=np.array([3.0, 3.0, 1.0]),
+        opening_cost=np.ones(3),
+        demand=np.full(3, 2.0),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+        name="tight",
+    )
+
+
+@pytest.fixture
+def large_path(monkeypatch):
+    """``_search_large`` with a ranking that takes 2 s on a fake clock and ``route_by_parts``
+    replaced: it records its arguments and returns the next of ``found`` (else a
+    solution of one route per customer on the assignment)."""
+    clock, seen, found, rankers = FakeClock(), [], [], []
+    real = SetEstimate.best_sets
+
+    def timed(self, *args, **kwargs):
+        rankers.append(self._clock)
+        clock.now += 2.0
+        return real(self, *args, **kwargs)
+
+    def by_parts(instance, assignment, seconds, route, max_iterations, seed, initial, clock):
+        seen.append((instance, assignment.tolist(), seconds, route, max_iterations, seed,
+                     initial, clock))  # fmt: skip
+        if found:
+            return found.pop(0)
+        return CLRPSolution([Route(int(d), (j,)) for j, d in enumerate(assignment)])
+
+    monkeypatch.setattr(SetEstimate, "best_sets", timed)
+    monkeypatch.setattr(pyvrp_solver, "route_by_parts", by_parts)
+
+    def search(instance, seconds, max_iterations=None, seed=0, initial=None):
+        return pyvrp_solver._search_large(instance, seconds, max_iterations, seed, initial,
+                                          clock)  # fmt: skip
+
+    return search, clock, seen, found, rankers
+
+
+def test_the_large_path_routes_the_ranked_set_by_parts_on_the_time_left(large_path):
+    search, clock, seen, _, rankers = large_path
+    instance = two_clusters()
+    found = search(instance, 10.0, 50, seed=7)
+    [(got, assignment, seconds, route, iterations, seed, initial, its_clock)] = seen
+    assert got is instance and assignment == [0, 0, 0, 1, 1, 1]  # the best set, (0, 1)
+    assert seconds == pytest.approx(8.0)  # 10 s less the ranking's 2 s
+    assert route is pyvrp_solver.route_on_set and (iterations, seed) == (50, 7)
+    assert initial is None and its_clock is clock
+    assert rankers == [clock]  # the ranking measures its time on the same clock
+    assert found.open_depots == (0, 1)
+    search(instance, None, 50)
+    assert seen[-1][2] is None  # no time budget
+
+
+def test_the_large_path_keeps_a_warm_starts_assignment_and_the_warm_start_unless_beaten(
+    large_path,
+):
+    """A warm start fixes the assignment (no ranking) and is handed to the parts; it is
+    returned when the parts cost as much or more, else their solution is."""
+    search, clock, seen, found, rankers = large_path
+    instance = two_clusters()
+    start = CLRPSolution([Route(1, (0, 2)), Route(0, (1,)), Route(3, (3, 4, 5))])
+    start.check(instance)
+    far = CLRPSolution([Route(2, (j,)) for j in range(6)])
+    same = CLRPSolution(list(start.routes))
+    assert far.cost(instance).total > start.cost(instance).total > CHEAP.cost(instance).total
+    found[:] = [far, same, CHEAP]
+    assert search(instance, 10.0, 50, seed=7, initial=start) is start  # dearer
+    [(_, assignment, seconds, _, _, _, initial, _)] = seen
+    assert assignment == [1, 0, 1, 3, 3, 3] and initial is start
+    assert seconds == pytest.approx(10.0) and rankers == []
+    assert search(instance, 10.0, initial=start) is start  # as cheap
+    assert search(instance, 10.0, initial=start) is CHEAP  # cheaper
+
+
+def test_the_large_path_routes_every_depots_assignment_when_nothing_is_ranked(
+    large_path, monkeypatch
+):
+    search, _, seen, _, _ = large_path
+    instance = two_clusters()
+    monkeypatch.setattr(SetEstimate, "best_sets", lambda self, max_seconds=None: [])
+    search(instance, 10.0)
+    assert seen[0][1] == [0, 0, 0, 1, 1, 1]  # each customer's nearest depot
+
+
+def test_the_large_path_makes_the_best_set_fit_when_no_ranked_set_fits(monkeypatch):
+    instance = small_depots_and_one_large()
+    pairs = list(itertools.combinations(range(25), 2))[:30]  # each overloads
+    made = SetEstimate(instance).fitting(pairs[0])
+    assert large_path_routes(monkeypatch, instance, pairs) <= set(made)
+
+
+def test_the_large_path_without_a_fitting_assignment_runs_pyvrp_on_every_depot(
+    large_path, monkeypatch, caplog
+):
+    import logging
+
+    search, clock, seen, _, _ = large_path
+    instance = tight_everywhere()
+    calls = []
+    result = spread((0, 1, 2), 3)
+
+    def route(*args, **kwargs):
+        calls.append((args, kwargs))
+        return result
+
+    monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
+    with caplog.at_level(logging.INFO, logger="clrp_rl4co.solvers.pyvrp_solver"):
+        assert search(instance, 10.0, 50, seed=7) is result
+    assert seen == []  # no routing by parts
+    [((got, depots, seconds, iterations, seed), kwargs)] = calls
+    assert got is instance and list(depots) == [0, 1, 2]
+    assert seconds == pytest.approx(8.0) and (iterations, seed) == (50, 7)
+    assert kwargs == {"clock": clock}
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(
+        m.startswith("tight: no depot set whose assignment fits") and "PyVRP on every depot" in m
+        for m in messages
+    ), messages
