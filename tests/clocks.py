@@ -1,4 +1,4 @@
-"""A clock for the tests of time-budgeted code (solvers take a ``clock``)."""
+"""Clocks for the tests of time-budgeted code (solvers take a ``clock``)."""
 
 from __future__ import annotations
 
@@ -10,4 +10,12 @@ class FakeClock:
         self.now = start  # away from 0: an elapsed time read as clock() + start shows
 
     def __call__(self) -> float:
+        return self.now
+
+
+class TickingClock(FakeClock):
+    """A clock that moves 1 s forward each time it is read."""
+
+    def __call__(self) -> float:
+        self.now += 1.0
         return self.now

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from clocks import FakeClock
+from clocks import FakeClock, TickingClock
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers import pyvrp_solver
@@ -208,13 +208,8 @@ def test_set_estimate_stops_at_a_deadline_set_through_its_method():
 def test_the_ranking_stops_after_its_time_on_the_clock():
     """``best_sets(max_seconds=...)`` measures on the estimate's clock."""
 
-    class Ticking(FakeClock):
-        def __call__(self) -> float:
-            self.now += 1.0
-            return self.now
-
     # the deadline is read at 1 s: 4.5 s; new sets are estimated at 2, 3 and 4 s, not at 5 s
-    ranked = SetEstimate(two_clusters(), clock=Ticking()).best_sets(max_seconds=3.5)
+    ranked = SetEstimate(two_clusters(), clock=TickingClock()).best_sets(max_seconds=3.5)
     assert sorted(ranked) == [(0,), (0, 1), (1,)]
     assert len(SetEstimate(two_clusters()).best_sets()) == 15
 
@@ -266,19 +261,25 @@ def test_the_set_estimate_by_hand():
     assert est(()) == math.inf
 
 
+def overloaded_nearest_depot(customer_x: list[float]) -> CLRPInstance:
+    """Depots at x = 0 (capacity 2) and x = 6 (capacity 10), unit-demand customers on the line
+    at ``customer_x``, no opening or vehicle costs."""
+    return CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0], [6.0, 0.0]]),
+        customer_locs=np.array([[x, 0.0] for x in customer_x]),
+        depot_capacity=np.array([2.0, 10.0]),
+        opening_cost=np.zeros(2),
+        demand=np.ones(len(customer_x)),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=0.0,
+    )
+
+
 def test_an_overloaded_nearest_depot_gives_way_by_regret():
     """Depot 0 (capacity 2) is nearest to all three customers; the two that lose most by
     going to depot 1 (regrets 5 - 1 = 4 and 4 - 2 = 2: customers 0 and 1) stay at depot 0;
     customer 2 (regret 3.1 - 2.9 = 0.2) moves to depot 1 (capacity 10)."""
-    instance = CLRPInstance(
-        depot_locs=np.array([[0.0, 0.0], [6.0, 0.0]]),
-        customer_locs=np.array([[1.0, 0.0], [2.0, 0.0], [2.9, 0.0]]),
-        depot_capacity=np.array([2.0, 10.0]),
-        opening_cost=np.zeros(2),
-        demand=np.ones(3),
-        vehicle_capacity=10.0,
-        vehicle_fixed_cost=0.0,
-    )
+    instance = overloaded_nearest_depot([1.0, 2.0, 2.9])
     est = SetEstimate(instance)
     assert est._assign(est.dist, est.capacity).tolist() == [0, 0, 1]
     # radial: 2 (1 + 2) / 10 at depot 0 and 2 x 3.1 / 10 at depot 1; one route each
@@ -557,12 +558,7 @@ def test_ranking_out_of_time_ends_the_search_with_its_best_set(monkeypatch):
     first run then takes 85 s, so the search ends (at 80 s) when the neighbours of the first
     set need new estimates; the last run gets what is left."""
 
-    class Ticking(FakeClock):
-        def __call__(self) -> float:
-            self.now += 1.0
-            return self.now
-
-    clock, calls = Ticking(), []
+    clock, calls = TickingClock(), []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
               polish_share=POLISH_SHARE, clock=None):  # fmt: skip
@@ -574,7 +570,7 @@ def test_ranking_out_of_time_ends_the_search_with_its_best_set(monkeypatch):
     found = depot_set_search(two_clusters(), 100.0, clock=clock)
     assert [c[0] for c in calls] == [(0, 1), (0, 1)] and found.open_depots == (0, 1)
     assert 0 < calls[-1][1] < 15.0 - 85.0 + 100.0 - 14.9  # a few ticks less than 15 s
-    clock, calls = Ticking(), []
+    clock, calls = TickingClock(), []
     depot_set_search(two_clusters(), 1e-3, clock=clock)  # no set ranked in time: all depots
     assert calls[0][0] == (0, 1, 2, 3)
 
@@ -1021,12 +1017,9 @@ def test_on_nearly_free_depots_a_warm_start_as_cheap_as_the_run_is_kept(fake_run
 
 
 # -------------------------------------------------------------------------- the time left
-class TickingClock(FakeClock):
-    """A clock that moves 1 s forward each time it is read."""
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
+def __call__(self) -> float:
+    self.now += 1.0
+    return self.now
 
 
 def test_the_time_left_is_the_budget_less_the_time_spent_and_never_below_zero():
@@ -1196,15 +1189,7 @@ def test_with_two_depots_customers_give_way_by_regret_not_by_their_order():
     """The instance of ``test_an_overloaded_nearest_depot_gives_way_by_regret`` with the
     customers listed in another order: regrets 0.2, 4 and 2; customers 1 and 2 stay at depot
     0 (capacity 2), customer 0 moves to depot 1."""
-    instance = CLRPInstance(
-        depot_locs=np.array([[0.0, 0.0], [6.0, 0.0]]),
-        customer_locs=np.array([[2.9, 0.0], [1.0, 0.0], [2.0, 0.0]]),
-        depot_capacity=np.array([2.0, 10.0]),
-        opening_cost=np.zeros(2),
-        demand=np.ones(3),
-        vehicle_capacity=10.0,
-        vehicle_fixed_cost=0.0,
-    )
+    instance = overloaded_nearest_depot([2.9, 1.0, 2.0])
     est = SetEstimate(instance)
     assert est.assignment((0, 1)).tolist() == [1, 0, 0]
     assert est((0, 1)) == pytest.approx(2 * (1 + 2) / 10 + 2 * 3.1 / 10, rel=1e-12)
