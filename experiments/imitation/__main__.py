@@ -58,12 +58,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def load_states(report_dir: Path = settings.REPORT_DIR) -> dict:
     """The committed state of each arm (None where it has none)."""
-    from ..generalist.state import load_committed
-    from .state import ArmState
+    from .state import committed_arm
 
     states = {}
     for arm in settings.ARMS:
-        loaded = load_committed(report_dir / arm, ArmState)
+        loaded = committed_arm(report_dir, arm)
         states[arm] = None if loaded is None else loaded[0]
     return states
 

@@ -89,8 +89,7 @@ def write_heldout(
     """Decode the held-out instances (``instances`` in place of :func:`heldout_instances`, for
     tests) with ``start_model`` and each arm's committed weights; write ``heldout.md`` and
     return its path."""
-    from ..generalist.state import load_committed
-    from .state import ArmState
+    from .state import arm_policy, committed_arm
 
     if instances is None:
         instances = heldout_instances(count)
@@ -100,12 +99,11 @@ def write_heldout(
     rows = [[start_label, f"{sum(start_costs) / count:.4f}", "", "", ""]]
     arm_costs: dict[str, list[float]] = {}
     for arm in settings.ARMS:
-        loaded = load_committed(Path(report_dir) / arm, ArmState)
+        loaded = committed_arm(report_dir, arm)
         if loaded is None:
             continue
         state, weights = loaded
-        policy = load_policy(settings.start_model_path(start_model))
-        policy.load_state_dict(weights)
+        policy = arm_policy(weights, start_model)
         label = (
             f"{arm} arm at {state.charged_cpu_hours:.2f} CPU h "
             f"({state.instances - state.examples:,} POMO instances)"

@@ -97,10 +97,9 @@ def start_weights(
     if start == "shipped":
         return load_policy(settings.start_model_path(start_model)).state_dict()
     settings.check_arm(start)
-    from ..generalist.state import load_committed
-    from .state import ArmState
+    from .state import committed_arm
 
-    loaded = load_committed(Path(report_dir) / start, ArmState)
+    loaded = committed_arm(report_dir, start)
     if loaded is None:
         raise ValueError(f"start: arm {start!r} has no committed state in {report_dir / start}")
     return loaded[1]

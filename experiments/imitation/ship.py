@@ -94,11 +94,10 @@ def ship(
     Raises:
         ValueError: an unknown arm, or an arm without a committed state (naming its folder).
     """
-    from ..generalist.state import load_committed
-    from .state import ArmState
+    from .state import arm_policy, committed_arm
 
     settings.check_arm(arm)
-    loaded = load_committed(Path(report_dir) / arm, ArmState)
+    loaded = committed_arm(report_dir, arm)
     if loaded is None:
         raise ValueError(f"arm: {arm!r} has no committed state in {Path(report_dir) / arm}")
     state, weights = loaded
@@ -110,8 +109,7 @@ def ship(
     # the arms begun before the start was pinned record its shipped name, which a ship replaces
     pinned = state.start_model in ("", settings.START_NAME)
     start = settings.start_model_path(settings.START_MODEL if pinned else state.start_model)
-    candidate = load_policy(start)
-    candidate.load_state_dict(weights)
+    candidate = arm_policy(weights, start)
     arm_costs = per_instance_x8(candidate, instances)
     better = beats(arm_costs, shipped_costs)
     row = paired_row(f"{arm} arm", arm_costs, shipped_costs)

@@ -5,8 +5,11 @@ arm's own counters."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..generalist.state import RunState
+import torch
+
+from ..generalist.state import RunState, load_committed
 
 
 @dataclass
@@ -40,3 +43,20 @@ class ArmState(RunState):
     def charged_cpu_hours(self) -> float:
         """Training CPU hours plus the labels' CPU hours: the arm's x axis."""
         return self.cpu_hours + self.label_cpu_hours
+
+
+def committed_arm(report_dir: Path, arm: str) -> tuple[ArmState, dict[str, torch.Tensor]] | None:
+    """``arm``'s committed state and weights under ``report_dir`` (None: it has none)."""
+    return load_committed(Path(report_dir) / arm, ArmState)
+
+
+def arm_policy(weights: dict[str, torch.Tensor], start_model: str) -> torch.nn.Module:
+    """A policy of ``start_model``'s class and config (:func:`.settings.start_model_path`)
+    holding ``weights``."""
+    from clrp_rl4co.models import load_policy
+
+    from .settings import start_model_path
+
+    policy = load_policy(start_model_path(start_model))
+    policy.load_state_dict(weights)
+    return policy
