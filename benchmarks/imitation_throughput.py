@@ -12,7 +12,10 @@ interleaved round by round so that a change in the machine's load hits both alik
 The expert sequences are the labels of ``--labels`` (a ``datasets/labels/<preset>`` folder),
 else the policy's own sampled solutions (the step's cost depends on the sequence length only).
 Time is the process's CPU time; ``--profile`` adds the functions that dominate each step
-(cProfile, cumulative time).
+(cProfile, cumulative time). ``--stock-decoder`` adds each step once more with RL4CO's
+``AttentionModelDecoder`` step in place of this package's shortcuts (which unbatchify only the
+state entries the query reads and skip adding a zero dynamic embedding): same logits, the
+ratio says what the shortcuts buy.
 
     python benchmarks/imitation_throughput.py --preset clrp50 --rounds 3 --imitation-batch 32 \
         --pomo-batch 8 --labels datasets/labels/clrp50 --profile
@@ -21,16 +24,19 @@ Time is the process's CPU time; ``--profile`` adds the functions that dominate e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import pstats
 import statistics
 import sys
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
+from rl4co.models.zoo.am.decoder import AttentionModelDecoder
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.markdown import markdown_table
@@ -53,6 +59,26 @@ def expert_batch(args, env: CLRPEnv, policy: torch.nn.Module) -> ExpertDataset:
     with torch.no_grad():
         out = policy(env.reset(instances), env, decode_type="sampling")
     return ExpertDataset(instances, out["actions"])
+
+
+@contextlib.contextmanager
+def stock_decoder(policy: torch.nn.Module) -> Iterator[None]:
+    """Within the block, ``policy.decoder`` steps as RL4CO's ``AttentionModelDecoder``."""
+    decoder = policy.decoder
+    for name in ("forward", "_compute_kvl"):
+        setattr(decoder, name, types.MethodType(getattr(AttentionModelDecoder, name), decoder))
+    try:
+        yield
+    finally:
+        del decoder.forward, decoder._compute_kvl
+
+
+def with_stock_decoder(step: Callable[[], torch.Tensor], policy) -> Callable[[], torch.Tensor]:
+    def step_with_stock_decoder() -> torch.Tensor:
+        with stock_decoder(policy):
+            return step()
+
+    return step_with_stock_decoder
 
 
 def timed(step: Callable[[], torch.Tensor], optimizer, profile: cProfile.Profile | None) -> float:
@@ -85,6 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--labels", type=Path, default=None)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--profile-lines", type=int, default=12, help="functions per profile")
+    parser.add_argument(
+        "--stock-decoder", action="store_true", help="add each step with RL4CO's decoder step"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.set_float32_matmul_precision("highest")
@@ -111,6 +141,9 @@ def main(argv: list[str] | None = None) -> None:
         "imitation (solution)": (solution_step, len(experts)),
         "POMO": (pomo_step, args.pomo_batch),
     }
+    if args.stock_decoder:
+        for name, (step, size) in list(steps.items()):
+            steps[f"{name}, RL4CO's decoder step"] = (with_stock_decoder(step, policy), size)
     profiles = {name: cProfile.Profile() if args.profile else None for name in steps}
     rates: dict[str, list[float]] = {name: [] for name in steps}
     for step, _ in steps.values():  # warm-up, untimed
@@ -131,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     print(markdown_table(["step", "instances / batch", "instances / CPU s", "ratio to POMO"], rows))
     for name, profile in profiles.items():
         if profile is not None:
-            print(f"\n### {name} step profile\n\n```\n{top_functions(profile)}```")
+            print(
+                f"\n### {name} step profile\n\n```\n{top_functions(profile, args.profile_lines)}```"
+            )
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """DRLHQ and its baselines: features, queries, streams, shipping."""
 
+import dataclasses
 import json
 import math
 from pathlib import Path
 
 import pytest
 import torch
+from rl4co.utils.ops import batchify
 from tensordict import TensorDict
 
 import clrp_rl4co.pretrained
@@ -299,3 +301,52 @@ def test_clrp_context_is_w_of_current_node_load_and_stage():
     # multistart states [B, S] against embeddings [B, M, E]
     starts = td.unsqueeze(1).expand(2, 3).clone()
     torch.testing.assert_close(context(embeddings, starts), expected[:, None].expand(2, 3, 4))
+
+
+def _instance_rows(cache, instance: int):
+    """The decoder cache of one instance: per-instance tensors (2+ dims, batch first) sliced to
+    ``[instance]``; shared parameters (1 dim) and scalars kept."""
+    if isinstance(cache, torch.Tensor):
+        return cache[instance : instance + 1] if cache.dim() >= 2 else cache
+    if isinstance(cache, dict):
+        return {key: _instance_rows(value, instance) for key, value in cache.items()}
+    if isinstance(cache, tuple):
+        return tuple(_instance_rows(value, instance) for value in cache)
+    if dataclasses.is_dataclass(cache):
+        return dataclasses.replace(
+            cache,
+            **{
+                f.name: _instance_rows(getattr(cache, f.name), instance)
+                for f in dataclasses.fields(cache)
+            },
+        )
+    return cache
+
+
+@pytest.mark.parametrize("policy_class", [DRLHQPolicy, MTAPolicy])
+def test_multistart_logits_equal_each_row_decoded_alone(policy_class):
+    """Multistart decoding is a batching device: row ``s * B + b`` of a [S * B] state must get
+    the logits that decoding that row alone, with instance ``b``'s embeddings, gives."""
+    torch.manual_seed(0)
+    env = CLRPEnv(generator_params={"preset": "clrp10"})
+    policy = policy_class(**TINY)
+    td = env.reset(env.generator(2))
+    hidden, _ = policy.encoder(td)
+    num_starts = env.get_num_starts(td)
+    state = batchify(td, num_starts)
+    state.set("action", env.select_start_nodes(td, num_starts))
+    state = env.step(state)["next"]
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(6):  # random feasible steps: the rows reach different stages and loads
+        action = torch.multinomial(state["action_mask"].float(), 1, generator=generator)
+        state.set("action", action.squeeze(-1))
+        state = env.step(state)["next"]
+    stages = state["is_location_step"].reshape(-1)
+    assert stages.any() and not stages.all()
+    _, _, cache = policy.decoder.pre_decoder_hook(td, env, hidden, num_starts)
+    with torch.no_grad():
+        logits, mask = policy.decoder(state, cache, num_starts)
+        assert torch.equal(mask, state["action_mask"])
+        for row in range(state.batch_size[0]):
+            alone, _ = policy.decoder(state[row : row + 1], _instance_rows(cache, row % 2), 0)
+            torch.testing.assert_close(logits[row], alone[0], rtol=1e-5, atol=1e-5)

@@ -12,7 +12,6 @@ from rl4co.models.common.constructive.autoregressive import (
     AutoregressivePolicy,
 )
 from rl4co.models.nn.graph.attnnet import GraphAttentionNetwork
-from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
@@ -20,7 +19,7 @@ from .attention import CLRPAttentionPolicy
 from .base import CLRPPolicyMixin, split_architecture
 from .env_embeddings import CLRPInitEmbedding
 from .pretrained import PretrainedMixin
-from .queries import LastNodeLoadContext
+from .queries import LastNodeLoadContext, unbatchify_entries
 
 
 class POMOStarPolicy(CLRPAttentionPolicy):
@@ -122,8 +121,9 @@ class MTADecoder(AutoregressiveDecoder):
         return torch.softmax(scores, dim=-1) @ value
 
     def forward(self, td: TensorDict, cache: dict, num_starts: int = 0) -> tuple[Tensor, Tensor]:
-        if num_starts > 1:
-            td = unbatchify(td, num_starts)  # [B, S]
+        if num_starts > 1:  # [B, S]
+            keys = (*self.context_embedding.state_keys, "action_mask")
+            td = unbatchify_entries(td, num_starts, keys)
         mask = td["action_mask"]
         if mask.dim() == 2:
             mask = mask[:, None]  # [B, 1, M]

@@ -8,11 +8,13 @@ decoder unbatchifies the state to ``[B, S]`` while the node embeddings stay ``[B
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 from rl4co.models.zoo.am.decoder import AttentionModelDecoder, PrecomputedCache
+from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
 from torch import Tensor
 
@@ -31,6 +33,27 @@ def gather_nodes(embeddings: Tensor, index: Tensor) -> Tensor:
     flat = index.reshape(batch, -1)  # [B, S]
     out = embeddings.gather(1, flat[..., None].expand(-1, -1, embeddings.shape[-1]))
     return out.reshape(*index.shape[:-1], embeddings.shape[-1])
+
+
+def unbatchify_entries(td: TensorDict, num_starts: int, keys: Iterable[str]) -> TensorDict:
+    """The entries ``keys`` of a multistart state as a state of batch shape [B, S].
+
+    RL4CO's decoders unbatchify the whole state (``rl4co.utils.ops.unbatchify``: rows
+    ``s * B + b`` become ``[b, s]``); a decoder step reads only a few of the CLRP state's ~30
+    entries, and viewing all of them was about a tenth of a POMO training step. Same views,
+    fewer entries.
+
+    Args:
+        td: state of batch shape [S * B] (start-major rows, as RL4CO's multistart decoding).
+        num_starts: ``S``.
+        keys: the entries to keep.
+    """
+    batch = td.batch_size[0] // num_starts
+    return TensorDict(
+        {key: unbatchify(td.get(key), num_starts) for key in keys},
+        batch_size=[batch, num_starts],
+        device=td.device,
+    )
 
 
 def _state_dims(td: TensorDict, embeddings: Tensor) -> tuple[int, ...]:
@@ -55,6 +78,7 @@ class HeterogeneousQueryContext(nn.Module):
       (also ``h_sub`` while no route has been completed).
 
     The stage comes from ``td["is_location_step"]``; each state uses exactly one of the maps.
+    :attr:`state_keys` lists the state entries a query reads.
 
     Speed: ``W_L`` and ``W_R`` are linear, so they are split by input block and applied to the
     node embeddings once per instance (:meth:`precompute`); each step then only gathers rows
@@ -65,6 +89,16 @@ class HeterogeneousQueryContext(nn.Module):
         embed_dim: embedding size ``E``.
         linear_bias: bias of ``W_L`` and ``W_R``.
     """
+
+    #: The state entries :meth:`query` reads.
+    state_keys = (
+        "num_routes",
+        "current_node",
+        "last_route",
+        "vehicle_load",
+        "vehicle_capacity",
+        "is_location_step",
+    )
 
     def __init__(self, embed_dim: int, linear_bias: bool = False):
         super().__init__()
@@ -166,6 +200,9 @@ class LastNodeLoadContext(nn.Module):
     instance (:meth:`precompute`) and each step gathers (:meth:`query`).
     """
 
+    #: The state entries :meth:`query` reads.
+    state_keys = ("num_routes", "current_node", "vehicle_load", "vehicle_capacity")
+
     def __init__(self, embed_dim: int, linear_bias: bool = False):
         super().__init__()
         self.embed_dim = embed_dim
@@ -199,7 +236,32 @@ class LastNodeLoadContext(nn.Module):
 class PrecomputedQueryDecoder(AttentionModelDecoder):
     """RL4CO's ``AttentionModelDecoder`` whose query comes from a context module with
     ``precompute(embeddings)`` / ``query(parts, td)``: the per-instance part of the query is
-    computed once with the keys and values, the per-step part by gathers."""
+    computed once with the keys and values, the per-step part by gathers.
+
+    Two shortcuts give RL4CO's logits with less work per step: with several starts only the
+    entries the query and the mask read are unbatchified (:func:`unbatchify_entries`), and a
+    static dynamic embedding (RL4CO's ``StaticEmbedding``, zeros) is not added to the keys and
+    values.
+    """
+
+    def forward(
+        self, td: TensorDict, cached: PrecomputedCache, num_starts: int = 0
+    ) -> tuple[Tensor, Tensor]:
+        """Logits [B (x S), D+N] of the next action and the action mask, as RL4CO's."""
+        if num_starts <= 1 or self.is_dynamic_embedding:
+            return super().forward(td, cached, num_starts)
+        keys = (*self.context_embedding.state_keys, "action_mask")
+        state = unbatchify_entries(td, num_starts, keys)  # [B, S]
+        glimpse_q = self._compute_q(cached, state)
+        glimpse_k, glimpse_v, logit_k = self._compute_kvl(cached, state)
+        logits = self.pointer(glimpse_q, glimpse_k, glimpse_v, logit_k, state["action_mask"])
+        # [B, S, D+N] -> rows s * B + b, the order of td (RL4CO rearranges "b s l -> (s b) l")
+        return logits.transpose(0, 1).reshape(-1, logits.shape[-1]), td["action_mask"]
+
+    def _compute_kvl(self, cached: PrecomputedCache, td: TensorDict):
+        if self.is_dynamic_embedding:
+            return super()._compute_kvl(cached, td)
+        return cached.glimpse_key, cached.glimpse_val, cached.logit_key
 
     def _precompute_cache(self, embeddings: Tensor, num_starts: int = 0) -> PrecomputedCache:
         cache = super()._precompute_cache(embeddings, num_starts=num_starts)
