@@ -65,15 +65,14 @@ def _mask(pending_demand, remaining, location_step, route_depot, current_node, v
     return mask, finished.squeeze(-1), torch.isinf(smallest).squeeze(-1)
 
 
-def _replace(td: TensorDict, values: dict, fields: dict | None = None) -> TensorDict:
+def _replace(td: TensorDict, values: dict) -> TensorDict:
     """A new TensorDict with ``td``'s entries, some replaced by ``values`` (no copies).
 
-    ``fields``: ``dict(td.items())`` when the caller has it already (it is not modified).
     Uses tensordict's unchecked constructor when available: the values come from the env's
     own vectorised updates and have the right batch shape, and the checked path costs more
     than the step's arithmetic.
     """
-    fields = dict(td.items() if fields is None else fields)
+    fields = dict(td.items())
     fields.update(values)
     new_unsafe = getattr(TensorDict, "_new_unsafe", None)
     if new_unsafe is not None:
@@ -256,71 +255,70 @@ class CLRPEnv(RL4COEnvBase):
 
     # ------------------------------------------------------------------ step
     def _step(self, td: TensorDict) -> TensorDict:
-        state = dict(td.items())  # one pass: each td[key] costs more than its arithmetic
-        action = state["action"].reshape(-1, 1)  # [B, 1]
-        num_depots = state["remaining_depot_capacity"].shape[-1]
-        active = ~state["done"].reshape(-1, 1)  # torchrl's reset stores done as [B, 1]
-        start_customer = state["start_customer"]
+        action = td["action"].reshape(-1, 1)  # [B, 1]
+        num_depots = td["remaining_depot_capacity"].shape[-1]
+        active = ~td["done"].reshape(-1, 1)  # torchrl's reset stores done as [B, 1]
+        start_customer = td["start_customer"]
         # a customer at the reset state is a multistart start action (see the class docstring):
         # it only sets start_customer; such rows do not move (moving = False)
         moving = active
         # one host sync per step: is some row at its first step, does some row hold a start?
         first_step, had_start = torch.stack(
-            [(state["i"] == 0).any(), (start_customer >= 0).any()]
+            [(td["i"] == 0).any(), (start_customer >= 0).any()]
         ).tolist()
         has_start = first_step or had_start
         if first_step:
-            start_action = (state["i"].reshape(-1, 1) == 0) & (action >= num_depots)
+            start_action = (td["i"].reshape(-1, 1) == 0) & (action >= num_depots)
             start_customer = torch.where(start_action, action, start_customer)
             moving = active & ~start_action
         if self.check_actions:
-            ok = state["action_mask"].gather(-1, action) | ~moving  # done rows take any action
+            ok = td["action_mask"].gather(-1, action) | ~moving  # done rows take any action
             if not bool(ok.all()):
                 b = int((~ok).nonzero()[0, 0])
-                stage = "location" if bool(state["is_location_step"][b]) else "routing"
+                stage = "location" if bool(td["is_location_step"][b]) else "routing"
                 raise ValueError(
                     f"action {int(action[b])} is infeasible for batch index {b} "
                     f"({stage} step, current node {int(td['current_node'][b])})"
                 )
-        demand = state["demand"]
-        served = state["served"]
-        remaining = state["remaining_depot_capacity"]
-        location_step = state["is_location_step"]
+        demand = td["demand"]
+        served = td["served"]
+        remaining = td["remaining_depot_capacity"]
+        location_step = td["is_location_step"]
         is_depot = action < num_depots
         start_route = moving & location_step
         on_route = moving & ~location_step
         serve = on_route & ~is_depot
         close = on_route & is_depot
 
-        arc = _arc_cost(state["cost_locs"], state["rounded_costs"], state["current_node"], action)
+        arc = _arc_cost(td["cost_locs"], td["rounded_costs"], td["current_node"], action)
         arc = arc * (serve | close).squeeze(-1)
 
         customer = (action - num_depots).clamp(min=0)
         served_demand = demand.gather(-1, customer) * serve  # [B, 1]
-        pending = state["pending_demand"]
+        pending = td["pending_demand"]
         pending = pending.scatter(
             -1, customer, pending.gather(-1, customer).masked_fill(serve, INF)
         )
         served = served.scatter(-1, customer, served.gather(-1, customer) | serve)
         if had_start:  # kept until served (the mask forces it)
             start_customer = start_customer.masked_fill(serve & (action == start_customer), -1)
-        route = state["current_route"]
+        route = td["current_route"]
         route_customers = route.scatter(-1, customer, route.gather(-1, customer) | serve)
 
-        route_depot = torch.where(start_route, action, state["route_depot"])
-        depot_used = state["depot_used"]
+        route_depot = torch.where(start_route, action, td["route_depot"])
+        depot_used = td["depot_used"]
         was_used = depot_used.gather(-1, route_depot)
-        opening = state["opening_cost"].gather(-1, route_depot) * (start_route & ~was_used)
+        opening = td["opening_cost"].gather(-1, route_depot) * (start_route & ~was_used)
         depot_used = depot_used.scatter(-1, route_depot, was_used | start_route)
         remaining = remaining.scatter_add(-1, route_depot, -served_demand)
-        vehicle_capacity = state["vehicle_capacity"]
+        vehicle_capacity = td["vehicle_capacity"]
         vehicle_load = torch.where(
             start_route,
             torch.minimum(vehicle_capacity, remaining.gather(-1, route_depot)),
-            state["vehicle_load"] - served_demand,
+            td["vehicle_load"] - served_demand,
         )
         location_next = torch.where(moving, close, location_step)
-        current_node = torch.where(moving, action, state["current_node"])
+        current_node = torch.where(moving, action, td["current_node"])
         mask, finished, all_served = _mask(
             pending,
             remaining,
@@ -338,21 +336,21 @@ class CLRPEnv(RL4COEnvBase):
             "served": served,
             "pending_demand": pending,
             "current_route": route_customers & ~close,
-            "last_route": torch.where(close, route_customers, state["last_route"]),
+            "last_route": torch.where(close, route_customers, td["last_route"]),
             "is_location_step": location_next,
             "depot_used": depot_used,
-            "num_routes": state["num_routes"] + start_route,
-            "cost_opening": state["cost_opening"] + opening.squeeze(-1).double(),
-            "cost_vehicles": state["cost_vehicles"]
-            + start_route.squeeze(-1) * state["vehicle_fixed_cost"].squeeze(-1).double(),
-            "cost_routing": state["cost_routing"] + arc,
+            "num_routes": td["num_routes"] + start_route,
+            "cost_opening": td["cost_opening"] + opening.squeeze(-1).double(),
+            "cost_vehicles": td["cost_vehicles"]
+            + start_route.squeeze(-1) * td["vehicle_fixed_cost"].squeeze(-1).double(),
+            "cost_routing": td["cost_routing"] + arc,
             "done": finished,
             "infeasible": finished & ~all_served,
             "action_mask": mask,
-            "i": state["i"] + 1,
+            "i": td["i"] + 1,
             "start_customer": start_customer,
         }
-        return _replace(td, new, state)
+        return _replace(td, new)
 
     # ------------------------------------------------------------------ masks
     @staticmethod
