@@ -36,6 +36,12 @@ with RL4COTrainer's TF32 matmuls, validations included). The campaign trains wit
 autocast and splits the GPU differently, so its rate differs (``benchmarks/train_throughput.py
 --sweep`` measures the precision settings); the paper's learning-rate step (x0.1 after 7
 million instances) is not modelled.
+
+**CPU hours** = instances still needed / POMO training instances per CPU hour of one thread
+(batch 64, fp32): for clrp50 the rate of the imitation experiment's ``pomo`` arm over its whole
+POMO phase (``results/imitation/clrp50/curve.csv``), for the other presets that rate times the
+preset's POMO step speed relative to clrp50's (:data:`POMO_SPEED_VS_CLRP50`). It assumes a CPU
+instance teaches as much as a GPU one (the arms train at batch 64, the fine-tunes at 128-512).
 """
 
 from __future__ import annotations
@@ -75,6 +81,20 @@ TARGETS: dict[str, dict[str, float]] = {
     "clrp50": {"POMO*-Aug": 27.6849, "DRLHQ-Aug": 27.3326},
     "clrp100": {"POMO*-Aug": 55.7038, "DRLHQ-Aug": 55.4599},
 }
+
+#: POMO training instances per CPU second relative to clrp50's (batch 64, one thread, fp32):
+#: ``python benchmarks/imitation_throughput.py --preset P --rounds 3 --imitation-batch 8
+#: --pomo-batch 64``, run alternately with clrp50 beside a one-thread training job, medians
+#: (``results/training/throughput.md``: clrp10 156.5, clrp20 56.1, clrp50 11.05, clrp100 2.18).
+POMO_SPEED_VS_CLRP50: dict[str, float] = {
+    "clrp10": 14.2,
+    "clrp20": 5.08,
+    "clrp50": 1.0,
+    "clrp100": 0.197,
+}
+#: The run whose POMO rate anchors the CPU hours: the imitation experiment's ``pomo`` arm.
+CPU_RATE_CURVE = REPO / "results" / "imitation" / "clrp50"
+CPU_RATE_ARM = "pomo"
 
 #: Wall minutes of the H200 fine-tune (7.4 + 3.4; ``wall_minutes`` of the shipped JSONs).
 FINETUNE_MINUTES = 10.8
@@ -251,6 +271,21 @@ def paper_set_x8(preset: str, results: Path = REPO / "results") -> tuple[float, 
     return PAPER_SET_X8[preset], "an earlier measurement (not yet in results/paper-sets/)"
 
 
+def cpu_rates(report_dir: Path = CPU_RATE_CURVE, arm: str = CPU_RATE_ARM) -> dict[str, float]:
+    """POMO training instances per CPU hour of one thread, per preset (:data:`PRESETS`).
+
+    Raises:
+        ValueError: when ``report_dir``'s curve has no POMO rate for ``arm`` (naming the file).
+    """
+    from experiments.imitation.curve import read_points
+    from experiments.imitation.outlook import pomo_points, pomo_rate
+
+    rate = pomo_rate(pomo_points(read_points(report_dir), arm))
+    if rate is None:
+        raise ValueError(f"{report_dir / 'curve.csv'}: no POMO rate for arm {arm!r}")
+    return {preset: rate * POMO_SPEED_VS_CLRP50[preset] for preset in PRESETS}
+
+
 # --------------------------------------------------------------------------- report
 def _fmt_n(n: float) -> str:
     if math.isinf(n):
@@ -259,6 +294,7 @@ def _fmt_n(n: float) -> str:
 
 
 def _fmt_min(n: float, per_minute: float) -> str:
+    """``n`` instances at ``per_minute`` (or per hour: the same arithmetic) as a duration."""
     if math.isinf(n):
         return "-"
     minutes = n / per_minute
@@ -303,7 +339,7 @@ def analyse(preset: str, reps: int = 200) -> dict:
     }
 
 
-def report(results: dict[str, dict], command: str) -> str:
+def report(results: dict[str, dict], command: str, cpu_rate: dict[str, float]) -> str:
     lines = [
         "# How far the paper's targets are: extrapolated learning curves",
         "",
@@ -331,25 +367,42 @@ def report(results: dict[str, dict], command: str) -> str:
         "",
         "x8 of the shipped model on the paper's test set minus its validation value = offset,",
         "assumed constant; target on the curve = paper target - offset. Instances beyond the",
-        "shipped checkpoint; GPU minutes at the H200 fine-tune's rate (four presets at once).",
+        "shipped checkpoint; GPU minutes at the H200 fine-tune's rate (four presets at once);",
+        "CPU hours of one thread at the POMO rate of the rates table below.",
         "",
     ]
     needs = []
     for preset, r in results.items():
-        rate = r["curve"].per_minute
+        rate, per_hour = r["curve"].per_minute, cpu_rate[preset]
         for g in r["rungs"]:
             q10, q50, q90 = g["boot"]
             needs.append([preset, g["rung"], f"{g['target_x8']:.4f}", f"{r['x8']:.4f}",
                           f"{r['offset']:+.4f}", f"{g['target_val']:.4f}", _fmt_n(g["power"]),
-                          _fmt_min(g["power"], rate),
+                          _fmt_min(g["power"], rate), _fmt_min(g["power"], per_hour),
                           f"{_fmt_n(q10)} / {_fmt_n(q50)} / {_fmt_n(q90)} "
                           f"({g['boot_reached']:.0%})",
                           _fmt_n(g["fit_anchor"]), _fmt_n(g["loglin"]),
-                          _fmt_min(g["loglin"], rate)])  # fmt: skip
+                          _fmt_min(g["loglin"], rate),
+                          _fmt_min(g["loglin"], per_hour)])  # fmt: skip
     header = ["preset", "rung", "paper x8 target", "our x8 now", "offset", "target on the curve",
-              "power law: instances", "GPU min", "bootstrap 10-50-90% (share reached)",
-              "power law, fit anchor", "log-linear tail: instances", "GPU min"]  # fmt: skip
+              "power law: instances", "GPU min", "CPU h",
+              "bootstrap 10-50-90% (share reached)", "power law, fit anchor",
+              "log-linear tail: instances", "GPU min", "CPU h"]  # fmt: skip
     lines.append(markdown_table(header, needs))
+    rates = [[preset, f"{POMO_SPEED_VS_CLRP50[preset]:g}", f"{cpu_rate[preset]:,.0f}"]
+             for preset in results]  # fmt: skip
+    lines += [
+        "",
+        "POMO instances per CPU hour of one thread (batch 64, fp32): clrp50 is the `pomo` arm's",
+        "rate over its whole POMO phase (`results/imitation/clrp50/curve.csv`), the others scale",
+        "it by their POMO step's speed relative to clrp50's",
+        "([`throughput.md`](throughput.md)); the CPU columns assume a CPU instance teaches as",
+        "much as a GPU one. For clrp50 the arms' own trend is the better guide",
+        "([`../imitation/clrp50/README.md`](../imitation/clrp50/README.md)): this table",
+        "extrapolates the GPU fine-tune that the arms started from.",
+        "",
+        markdown_table(["preset", "POMO speed vs clrp50", "instances / CPU h"], rates),
+    ]
     sources = sorted({(r["x8_source"], p) for p, r in results.items()})
     lines += ["", "Our x8 now: " + "; ".join(f"{p} from {src}" for src, p in sources) + "."]
     bound = [p for p, r in results.items() if r["power"].c <= C_MIN * 1.001]
@@ -425,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     command = "python -m experiments.extrapolate" + (f" --out {args.out}" if args.out else "")
     results = {preset: analyse(preset, reps=args.reps) for preset in args.presets}
-    text = report(results, command)
+    text = report(results, command, cpu_rates())
     print(text)
     if args.out:
         out = Path(args.out)

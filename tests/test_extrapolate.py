@@ -80,3 +80,45 @@ def test_plot_writes_one_panel_per_preset(tmp_path):
     path = ex.plot({"clrp10": ex.analyse("clrp10", reps=5)}, tmp_path / "extrapolation.png")
     assert path == tmp_path / "extrapolation.png"
     assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 1000
+
+
+def _curve_rows(tmp_path, rows):
+    from experiments.imitation.curve import COLUMNS, append_csv_row
+
+    for arm, phase, hours, instances in rows:
+        row = dict.fromkeys(COLUMNS, 0)
+        row.update(arm=arm, phase=phase, train_cpu_hours=hours, pomo_instances=instances)
+        row.update(x8=28.0, commit="abc1234")
+        append_csv_row(tmp_path / "curve.csv", COLUMNS, row)
+
+
+def test_cpu_rates_scale_the_arm_rate_by_each_presets_speed(tmp_path):
+    # the pomo arm: 100,000 instances between 0.5 and 2.5 training CPU hours = 50,000 / CPU h;
+    # the imitation arm's rows and phases other than POMO do not count
+    _curve_rows(
+        tmp_path,
+        [
+            ("pomo", "pomo", 0.5, 20_000),
+            ("imitation", "pomo", 0.5, 90_000),
+            ("pomo", "pomo", 1.5, 70_000),
+            ("pomo", "pomo", 2.5, 120_000),
+            ("imitation", "pomo", 3.0, 900_000),
+        ],
+    )
+    rates = ex.cpu_rates(tmp_path, "pomo")
+    assert set(rates) == set(ex.PRESETS)
+    assert rates["clrp50"] == pytest.approx(50_000.0)
+    assert rates["clrp100"] == pytest.approx(50_000.0 * ex.POMO_SPEED_VS_CLRP50["clrp100"])
+    assert ex._fmt_min(1e6, rates["clrp50"]) == "20"  # 1M instances at 50,000 an hour
+
+
+def test_cpu_rates_need_two_pomo_evaluations(tmp_path):
+    _curve_rows(tmp_path, [("pomo", "pomo", 0.0, 0), ("pomo", "imitation", 1.0, 0)])
+    with pytest.raises(ValueError, match="curve.csv.*no POMO rate for arm 'pomo'"):
+        ex.cpu_rates(tmp_path, "pomo")
+
+
+def test_the_published_speeds_keep_their_order():
+    # smaller instances train faster per instance; clrp50 is the unit
+    speeds = [ex.POMO_SPEED_VS_CLRP50[p] for p in ex.PRESETS]
+    assert speeds == sorted(speeds, reverse=True) and ex.POMO_SPEED_VS_CLRP50["clrp50"] == 1.0
