@@ -343,8 +343,8 @@ def report(results: dict[str, dict], command: str, cpu_rate: dict[str, float]) -
     lines = [
         "# How far the paper's targets are: extrapolated learning curves",
         "",
-        f"Command: `{command}` (numpy only, seconds on one CPU thread). Rough extrapolation: see",
-        "the assumptions below; every figure here depends on them.",
+        f"Command: `{command}` (seconds on one CPU thread). Rough extrapolation: see the",
+        "assumptions below; every figure here depends on them.",
         "",
         "## Fits (validation objective v against fine-tuning instances n)",
         "",

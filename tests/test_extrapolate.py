@@ -122,3 +122,16 @@ def test_the_published_speeds_keep_their_order():
     # smaller instances train faster per instance; clrp50 is the unit
     speeds = [ex.POMO_SPEED_VS_CLRP50[p] for p in ex.PRESETS]
     assert speeds == sorted(speeds, reverse=True) and ex.POMO_SPEED_VS_CLRP50["clrp50"] == 1.0
+
+
+def test_report_gives_cpu_hours_at_the_given_rate():
+    result = ex.analyse("clrp10", reps=5)
+    text = ex.report({"clrp10": result}, "cmd", {"clrp10": 100_000.0})
+    rung = result["rungs"][0]
+    row = next(line for line in text.splitlines() if line.startswith("| clrp10 | DRLHQ-Aug"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # power law: instances, GPU min, CPU h ... log-linear tail: instances, GPU min, CPU h
+    assert cells[8] == ex._fmt_min(rung["power"], 100_000.0)
+    assert cells[-1] == ex._fmt_min(rung["loglin"], 100_000.0)
+    assert float(cells[-1]) == pytest.approx(rung["loglin"] / 100_000.0, abs=0.5)  # rounded
+    assert "| clrp10 | 14.2 | 100,000 |" in text
