@@ -339,6 +339,17 @@ def paper_set_parts(models: dict[str, str | None] | None = None) -> list[TablePa
     return parts
 
 
+def identity_by_label(preset: str, label: str) -> dict[str, str]:
+    """The identity columns ``family`` and ``model`` of the row labelled ``label`` in the
+    synthetic table of ``preset`` with its default models: how a summary CSV written before the
+    tables stored those columns is read. Empty when no row has that label (``model`` is ``""``
+    for a solver row, as the CSV writes it)."""
+    for row in synthetic_part(preset).rows:
+        if row.label == label:
+            return {"family": row.family or "", "model": row.method.model or ""}
+    return {}
+
+
 def with_method(row: Row, method: Method) -> Row:
     """``row`` running ``method`` instead (e.g. with another limit)."""
     return replace(row, method=method)
