@@ -17,7 +17,7 @@ from pathlib import Path
 
 from clrp_rl4co.markdown import markdown_table
 
-from .specs import SYNTHETIC, identity_by_label, trained_on
+from .specs import SYNTHETIC, trained_on, with_identity
 
 #: Where :data:`PAPER` and :data:`PAPER_SECONDS` come from.
 PAPER_SOURCE = (
@@ -122,10 +122,7 @@ def headline(out: str | Path = "results") -> Path | None:
         per_instance_path = out / preset / f"{preset}_per_instance.csv"
         if not (summary_path.is_file() and per_instance_path.is_file()):
             continue
-        summary = [
-            row if "family" in row else {**row, **identity_by_label(preset, row["method"])}
-            for row in csv.DictReader(summary_path.open())
-        ]
+        summary = [with_identity(preset, row) for row in csv.DictReader(summary_path.open())]
         per_instance = list(csv.DictReader(per_instance_path.open()))
         lines.append(preset_line(summary, per_instance, preset))
     if not lines:

@@ -350,6 +350,15 @@ def identity_by_label(preset: str, label: str) -> dict[str, str]:
     return {}
 
 
+def with_identity(preset: str, row: dict[str, str]) -> dict[str, str]:
+    """A summary CSV row of the synthetic table of ``preset`` with its identity columns: as
+    read when it has a ``family`` column, else with ``family`` and ``model`` from
+    :func:`identity_by_label` of its ``method`` label (``family`` blank when no row matches)."""
+    if "family" in row:
+        return row
+    return {"family": "", **row, **identity_by_label(preset, row["method"])}
+
+
 def with_method(row: Row, method: Method) -> Row:
     """``row`` running ``method`` instead (e.g. with another limit)."""
     return replace(row, method=method)

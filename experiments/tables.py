@@ -36,10 +36,10 @@ from .specs import (
     Row,
     TablePart,
     cross_size_parts,
-    identity_by_label,
     paper_set_parts,
     prins_part,
     synthetic_part,
+    with_identity,
     with_method,
 )
 
@@ -401,18 +401,12 @@ def _gap_plot(out_root: Path) -> None:
         path = out_root / preset / f"{preset}.csv"
         if path.is_file():
             rows = table_files.read_csv(path)
-            tables[preset] = [replace(s, method=_family(preset, s.method, extra) or s.method)
-                              for s, extra in rows]  # fmt: skip
+            tables[preset] = [
+                replace(s, method=with_identity(preset, {**extra, "method": s.method})["family"]
+                        or s.method)
+                for s, extra in rows]  # fmt: skip
     if tables:
         table_files.plot_gaps(tables, out_root / "gap_by_size.png")
-
-
-def _family(preset: str, label: str, extra: dict[str, str]) -> str:
-    """A summary CSV row's family: its ``family`` column, or for a CSV written before the
-    tables stored it, the family of the spec row with that label (``""`` if none)."""
-    if "family" in extra:
-        return extra["family"]
-    return identity_by_label(preset, label).get("family", "")
 
 
 def _prins_picture(data: EvalData, results, rows: list[Row], folder: Path) -> None:
