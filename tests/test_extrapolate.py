@@ -135,3 +135,39 @@ def test_report_gives_cpu_hours_at_the_given_rate():
     assert cells[-1] == ex._fmt_min(rung["loglin"], 100_000.0)
     assert float(cells[-1]) == pytest.approx(rung["loglin"] / 100_000.0, abs=0.5)  # rounded
     assert "| clrp10 | 14.2 | 100,000 |" in text
+
+
+def _per_instance(path, gaps, differences):
+    lines = ["instance,PyVRP,x8,refine"]
+    lines += [f"{i},100,{100 + g},{100 + d}" for i, (g, d) in enumerate(zip(gaps, differences))]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_hybrid_rung_reads_the_gap_where_the_line_clears_the_interval(tmp_path):
+    # refine - PyVRP = -0.1 + 0.02 gap exactly, gaps 2, 4, 6, 8 (mean 5): differences -0.06,
+    # -0.02, 0.02, 0.06 (mean 0, sd sqrt(0.008 / 3)); t(0.975, 3) = 3.182446
+    path = _per_instance(tmp_path / "t.csv", [2, 4, 6, 8], [-0.06, -0.02, 0.02, 0.06])
+    h = ex.hybrid_relation(path, "PyVRP", "x8", "refine")
+    half = 3.182446 * math.sqrt(0.008 / 3) / 2
+    assert (h.slope, h.intercept) == pytest.approx((0.02, -0.1))
+    assert (h.count, h.mean_gap, h.mean_difference) == pytest.approx((4, 5.0, 0.0), abs=1e-12)
+    assert h.half_width == pytest.approx(half, rel=1e-6)
+    assert h.gap_needed() == pytest.approx((0.1 - half) / 0.02, rel=1e-6)
+    # x8 of 50 today (mean gap 5 %) must fall to 50 x (1 + needed %) / 1.05
+    assert h.x8_target(50.0) == pytest.approx(50 * (1 + h.gap_needed() / 100) / 1.05)
+
+
+def test_hybrid_rung_without_a_rising_line_has_no_x8_target(tmp_path):
+    path = _per_instance(tmp_path / "t.csv", [2, 4, 6], [0.3, 0.2, 0.1])
+    h = ex.hybrid_relation(path, "PyVRP", "x8", "refine")
+    assert h.gap_needed() == -math.inf and h.x8_target(50.0) == 0.0
+
+
+def test_hybrid_rung_names_the_file_and_the_missing_column(tmp_path):
+    path = _per_instance(tmp_path / "t.csv", [2, 4, 6], [0.3, 0.2, 0.1])
+    with pytest.raises(ValueError, match=r"t\.csv: missing column\(s\) \['PyVRP 10s'\]"):
+        ex.hybrid_relation(path, "PyVRP 10s", "x8", "refine")
+    with pytest.raises(ValueError, match="2 instances"):
+        ex.hybrid_relation(_per_instance(tmp_path / "u.csv", [2, 4], [0, 0]), "PyVRP", "x8",
+                           "refine")  # fmt: skip

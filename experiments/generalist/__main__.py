@@ -7,6 +7,8 @@
   curve, written to ``results/ood/generalist.md`` (``--out`` another folder).
 * ``ship``: compare the run's weights with the shipped generalist on the validation sets and
   the paper's clrp50 test set; ship them as ``drlhqcf_mixed`` when they are better.
+* ``public-trend FILES --bks CSV``: x8 of every committed state on public benchmark files,
+  and the trend of the mean gap to the best-known values (``results/ood/generalist_public.md``).
 * ``throughput``: training instances per second of the candidate model sizes, side by side.
 """
 
@@ -44,6 +46,13 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, default=settings.OOD_DIR)
     ship = verbs.add_parser("ship", help="ship the run's weights if they beat the shipped model")
     ship.add_argument("--paper-instances", type=int, default=200)
+    public = verbs.add_parser(
+        "public-trend", help="x8 of every committed state on public files; trend to a gap target"
+    )
+    public.add_argument("files", nargs="+", type=Path, help="instance files (Prodhon, .json)")
+    public.add_argument("--bks", type=Path, required=True, help="CSV with columns file,bks")
+    public.add_argument("--target", type=float, default=10.0, help="mean gap target, percent")
+    public.add_argument("--out", type=Path, default=settings.OOD_DIR)
     through = verbs.add_parser("throughput", help="instances/s of the candidate model sizes")
     through.add_argument("--seconds", type=float, default=60.0)
     through.add_argument("--sizes", nargs="+", type=int, default=[50, 100])
@@ -92,6 +101,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .ship import ship
 
         print(ship(paper_instances=args.paper_instances))
+    elif args.verb == "public-trend":
+        from clrp_rl4co.data.bks import BestKnown
+
+        from .public_trend import measure, state_history, write_report
+
+        history = state_history(settings.REPO)
+        rows = measure(history, list(args.files), BestKnown.read(args.bks))
+        command = "python -m experiments.generalist " + " ".join(
+            argv if argv is not None else sys.argv[1:]
+        )
+        print(write_report(rows, history[-1].state, args.out, command, args.target))
     elif args.verb == "throughput":
         from .throughput import measure
 

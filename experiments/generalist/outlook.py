@@ -58,7 +58,8 @@ def count_from_families(outlook: list[dict], count: int = FAMILY_COUNT_TARGET) -
     return estimates[count - 1] if len(estimates) >= count else None
 
 
-def _instances(more: float | None) -> str:
+def instances_cell(more: float | None) -> str:
+    """A table cell for :func:`.report.instances_to_target`'s answer."""
     if more is None:
         return "not on the trend"
     if math.isinf(more):
@@ -66,7 +67,9 @@ def _instances(more: float | None) -> str:
     return "reached" if more == 0 else f"~{more:.2g}"
 
 
-def _hours(more: float | None, rates: dict[str, float]) -> list[str]:
+def hours_cells(more: float | None, rates: dict[str, float]) -> list[str]:
+    """The CPU-hour and GPU-hour cells for ``more`` instances at ``rates``
+    (:func:`.report.training_rates`); empty where reached, unknown or out of reach."""
     cells = []
     for kind in ("cpu", "gpu"):
         rate = rates.get(kind)
@@ -113,13 +116,13 @@ def write_ood_report(
         [
             [f"x8 within {FAMILY_GAP_TARGET:g}% of PyVRP 10 s on >= {FAMILY_COUNT_TARGET} "
              "of 22 families", f"{met} / 22", f"{max(r['families_met'] for r in rows):.0f} / 22",
-             "the count's trend", _instances(by_count), *_hours(by_count, rates)],
-            ["", "", "", "each family's own trend", _instances(by_family),
-             *_hours(by_family, rates)],
+             "the count's trend", instances_cell(by_count), *hours_cells(by_count, rates)],
+            ["", "", "", "each family's own trend", instances_cell(by_family),
+             *hours_cells(by_family, rates)],
             [f"Prins x8 <= {PRINS_GAP_TARGET}% above the paper's BKS",
              f"{last['prins_gap_paper_bks']:.2f}%",
              f"{best_prins[0]:.2f}% (at {best_prins[1]:,.0f})", "the gap's trend",
-             _instances(prins), *_hours(prins, rates)],
+             instances_cell(prins), *hours_cells(prins, rates)],
         ],
         align="llllrrr",
     )  # fmt: skip
@@ -128,7 +131,7 @@ def write_ood_report(
          "more instances on its trend"],
         [[e["family"], f"{e['first']:+.1f}", f"{e['best']:+.1f}", f"{e['best_at']:,.0f}",
           f"{e['latest']:+.1f}", "yes" if e["latest"] <= FAMILY_GAP_TARGET else "no",
-          _instances(e["more"])] for e in outlook],
+          instances_cell(e["more"])] for e in outlook],
         align="lrrrrcr",
     )  # fmt: skip
     rate_text = ", ".join(f"{rate:,.0f} per {kind.upper()} hour" for kind, rate in rates.items())
