@@ -30,7 +30,7 @@ from clrp_rl4co.models.equivalence import (
 from clrp_rl4co.models.expert_data import ExpertDataset
 from clrp_rl4co.models.imitation import Imitation, teacher_forced_log_likelihood
 from clrp_rl4co.policies import DRLHQCostPolicy, clrp_embeddings
-from experiments.labels.shards import Shard, expert_dataset, write_shard
+from experiments.labels.shards import Shard, expert_dataset, expert_datasets, write_shard
 
 TINY = dict(embed_dim=16, num_encoder_layers=1, num_heads=2, feedforward_hidden=32)
 
@@ -192,6 +192,9 @@ def test_label_shards_feed_one_dataset_in_shard_order(tmp_path):
     write_labels(expert_data("clrp20", 1, seed=3), tmp_path / "shard_00003.npz")
     with pytest.raises(ValueError, match=r"shards of \[10, 20\] customers"):
         expert_dataset(tmp_path)
+    by_size = expert_datasets(tmp_path)  # a mixed preset's folder: one dataset per size
+    assert {n: len(d) for n, d in by_size.items()} == {10: 4, 20: 1}
+    assert {n: len(d) for n, d in expert_datasets(tmp_path, limit=4).items()} == {10: 4}
 
 
 # ---------------------------------------------------------------- the loss

@@ -7,6 +7,9 @@
   curve, written to ``results/ood/generalist.md`` (``--out`` another folder).
 * ``ship``: compare the run's weights with the shipped generalist on the validation sets and
   the paper's clrp50 test set; ship them as ``drlhqcf_mixed`` when they are better.
+* ``imitate --labels DIR --recipe LIKELIHOOD,AUGMENT,LR``: one imitation pass over expert labels
+  from the committed weights, validated as the run validates (``results/generalist/imitation.md``;
+  ``--save PATH`` keeps the weights for ``train --init`` or ``run.py init=``).
 * ``public-trend FILES --bks CSV``: x8 of every committed state on public benchmark files,
   and the trend of the mean gap to the best-known values (``results/ood/generalist_public.md``).
 * ``throughput``: training instances per second of the candidate model sizes, side by side.
@@ -46,6 +49,12 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, default=settings.OOD_DIR)
     ship = verbs.add_parser("ship", help="ship the run's weights if they beat the shipped model")
     ship.add_argument("--paper-instances", type=int, default=200)
+    imitate = verbs.add_parser("imitate", help="one imitation pass from the committed weights")
+    imitate.add_argument("--labels", type=Path, required=True, help="a labels folder")
+    imitate.add_argument("--recipe", required=True, help="LIKELIHOOD,AUGMENT,LR")
+    imitate.add_argument("--limit", type=int, default=None, help="the first K labels")
+    imitate.add_argument("--seed", type=int, default=0)
+    imitate.add_argument("--save", type=Path, default=None, help="write the weights as a policy")
     public = verbs.add_parser(
         "public-trend", help="x8 of every committed state on public files; trend to a gap target"
     )
@@ -57,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     through.add_argument("--seconds", type=float, default=60.0)
     through.add_argument("--sizes", nargs="+", type=int, default=[50, 100])
     return parser
+
+
+def _command(argv: Sequence[str] | None) -> str:
+    """This call's command line, as the results record it."""
+    return "python -m experiments.generalist " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,6 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .ship import ship
 
         print(ship(paper_instances=args.paper_instances))
+    elif args.verb == "imitate":
+        from .imitate import imitate
+
+        command = _command(argv)
+        print(imitate(args.labels, args.recipe, args.limit, args.seed, args.save,
+                      command=command))  # fmt: skip
     elif args.verb == "public-trend":
         from clrp_rl4co.data.bks import BestKnown
 
@@ -108,9 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         history = state_history(settings.REPO)
         rows = measure(history, list(args.files), BestKnown.read(args.bks))
-        command = "python -m experiments.generalist " + " ".join(
-            argv if argv is not None else sys.argv[1:]
-        )
+        command = _command(argv)
         print(write_report(rows, history[-1].state, args.out, command, args.target))
     elif args.verb == "throughput":
         from .throughput import measure

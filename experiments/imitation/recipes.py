@@ -113,7 +113,11 @@ def imitation_pass(
     batch: int = settings.IMITATION_BATCH,
     seed: int = 0,
 ) -> dict[str, float]:
-    """One pass of ``recipe`` over ``labels`` (an ``ExpertDataset``), in place on ``policy``.
+    """One pass of ``recipe`` over ``labels``, in place on ``policy``.
+
+    ``labels`` is an ``ExpertDataset`` (its instances in a seeded random order, ``batch`` at a
+    time) or a list of them, one per instance size (each cut into batches that way, then the
+    batches of all of them in a seeded random order).
 
     Returns ``steps``, ``train_cpu_hours`` (process time) and the mean loss of the first and of
     the last :data:`LOSS_WINDOW` steps."""
@@ -121,15 +125,24 @@ def imitation_pass(
     optimizer = torch.optim.Adam(
         policy.parameters(), lr=recipe.lr, weight_decay=settings.WEIGHT_DECAY
     )
-    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed)).tolist()
+    generator = torch.Generator().manual_seed(seed)
+    datasets = labels if isinstance(labels, list | tuple) else [labels]
+    batches = []
+    for dataset in datasets:
+        order = torch.randperm(len(dataset), generator=generator).tolist()
+        batches += [
+            (dataset, order[first : first + batch]) for first in range(0, len(order), batch)
+        ]
+    if len(datasets) > 1:
+        batches = [batches[k] for k in torch.randperm(len(batches), generator=generator).tolist()]
     began = time.process_time()
     losses = []
-    for first in range(0, len(order), batch):
+    for dataset, indices in batches:
         with torch.set_grad_enabled(recipe.lr > 0):
             loss = imitation_loss(
                 policy,
                 env,
-                labels.__getitems__(order[first : first + batch]),
+                dataset.__getitems__(indices),
                 augment_dihedral=recipe.augment == "dihedral",
                 likelihood=recipe.likelihood,
             )["loss"]

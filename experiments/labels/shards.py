@@ -196,9 +196,10 @@ def replay_costs(shard: Shard) -> torch.Tensor:
     return env.cost_parts(final)["total"].double()
 
 
-def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = True):
-    """The labels of every shard of ``folder`` as one
-    :class:`clrp_rl4co.models.expert_data.ExpertDataset` (what ``model=imitation`` trains on).
+def expert_datasets(folder: str | Path, limit: int | None = None, verify: bool = True) -> dict:
+    """The labels of every shard of ``folder``, one
+    :class:`clrp_rl4co.models.expert_data.ExpertDataset` per instance size (customers ->
+    dataset, sizes in shard order; a mixed preset's shards hold several sizes).
 
     Args:
         folder: a preset's labels folder (``datasets/labels/<preset>``).
@@ -212,26 +213,38 @@ def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = 
 
     if limit is not None and int(limit) < 1:
         raise ValueError(f"limit: must be >= 1 or None, got {limit!r}")
-    parts = []
+    parts: dict[int, list] = {}
     remaining = None if limit is None else int(limit)
     for path in list_shards(Path(folder)):
         shard = read_shard(path, verify=verify)
         if shard.count == 0:
             continue
         take = shard.count if remaining is None else min(shard.count, remaining)
-        parts.append(ExpertDataset(shard.solved_instances()[:take], shard.padded_actions()[:take]))
+        part = ExpertDataset(shard.solved_instances()[:take], shard.padded_actions()[:take])
+        parts.setdefault(int(part.instances["demand"].shape[-1]), []).append(part)
         if remaining is not None:
             remaining -= take
             if remaining == 0:
                 break
     if not parts:
         raise ValueError(f"{folder}: no labelled instances (no shard_*.npz with labels)")
-    sizes = sorted({int(p.instances["demand"].shape[-1]) for p in parts})
-    if len(sizes) > 1:
+    return {size: ExpertDataset.concatenate(group) for size, group in parts.items()}
+
+
+def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = True):
+    """The labels of every shard of ``folder`` as one
+    :class:`clrp_rl4co.models.expert_data.ExpertDataset` (what ``model=imitation`` trains on);
+    arguments as :func:`expert_datasets`.
+
+    Raises:
+        ValueError: as :func:`expert_datasets`, or the shards hold several instance sizes.
+    """
+    by_size = expert_datasets(folder, limit, verify)
+    if len(by_size) > 1:
         raise ValueError(
-            f"{folder}: shards of {sizes} customers; one dataset holds one instance size"
+            f"{folder}: shards of {sorted(by_size)} customers; one dataset holds one instance size"
         )
-    return ExpertDataset.concatenate(parts)
+    return next(iter(by_size.values()))
 
 
 def labels_charge(folder: str | Path, limit: int | None = None) -> dict[str, float]:
