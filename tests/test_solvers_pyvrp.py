@@ -21,7 +21,7 @@ from clrp_rl4co.data import (
     tensordict_to_instances,
 )
 from clrp_rl4co.solvers import solve, solve_pyvrp, solve_td
-from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, encode
+from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, encode, fleet_restricts
 
 
 def independent_cost(inst: CLRPInstance, sol: CLRPSolution) -> float:
@@ -458,3 +458,47 @@ def test_the_runtime_is_the_wall_time_of_the_whole_solve(monkeypatch):
                            None)  # fmt: skip
     monkeypatch.setattr(pyvrp_solver, "time", Time())
     assert solve_pyvrp(line_of_customers(), seconds=None, max_iterations=9).runtime == 3.5
+
+
+def test_fleet_restricts_from_its_definition():
+    # q = 70, demand 155 needs 3 routes; depot 0 holds floor(170 / 70) = 2 full vehicles,
+    # depot 1 floor(135 / 70) = 1, depot 2 exactly 2 (140)
+    inst = CLRPInstance(
+        depot_locs=np.zeros((3, 2)), customer_locs=np.ones((3, 2)),
+        depot_capacity=np.array([170.0, 135.0, 140.0]), opening_cost=np.ones(3),
+        demand=np.array([55.0, 50.0, 50.0]), vehicle_capacity=70.0, vehicle_fixed_cost=1.0,
+    )  # fmt: skip
+    assert fleet_restricts(inst, (0,)) and fleet_restricts(inst, (2,))
+    assert not fleet_restricts(inst, (0, 1))  # 2 + 1 full vehicles for 3 routes
+    exact_two = dataclasses.replace(inst, demand=np.array([50.0, 50.0, 40.0]))  # 2 routes
+    assert not fleet_restricts(exact_two, (2,)) and fleet_restricts(exact_two, (1,))
+
+
+#: Instance 76 of the published clrp10 test set (coordinates rounded to 6 digits): the optimum
+#: opens depot 4 alone (capacity 170 for a demand of 155, q 70), where the fleet encoding holds
+#: two vehicles of 70 and one of 30 and so misses it.
+TIGHT_DEPOTS = [(0.180645, 0.810357, 160.44, 2.55522), (0.306969, 0.185586, 134.48, 1.25413),
+                (0.821773, 0.580938, 165.976, 3.43634), (0.619659, 0.218969, 217.228, 2.3221),
+                (0.622505, 0.748804, 170.117, 1.07497)]  # fmt: skip
+TIGHT_CUSTOMERS = [(0.0195426, 0.974039, 19), (0.79383, 0.309354, 16), (0.790555, 0.246398, 14),
+                   (0.739545, 0.0845412, 17), (0.804139, 0.133182, 14), (0.486214, 0.0198954, 13),
+                   (0.0878221, 0.319448, 15), (0.362773, 0.889409, 15), (0.179855, 0.0348431, 15),
+                   (0.382687, 0.914567, 17)]  # fmt: skip
+
+
+def test_a_tight_one_depot_set_is_compared_at_its_best_routes():
+    from clrp_rl4co.solvers import solve_exact
+
+    depots, customers = np.array(TIGHT_DEPOTS), np.array(TIGHT_CUSTOMERS)
+    inst = CLRPInstance(
+        depot_locs=depots[:, :2], customer_locs=customers[:, :2], depot_capacity=depots[:, 2],
+        opening_cost=depots[:, 3], demand=customers[:, 2], vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+    )  # fmt: skip
+    exact = solve_exact(inst, seconds=60)
+    assert exact.status == "optimal" and exact.solution.open_depots == (4,)
+    found = solve_pyvrp(inst, seconds=None, max_iterations=2000, seed=0)
+    assert found.solution.open_depots == (4,)
+    assert independent_cost(inst, found.solution) == pytest.approx(
+        independent_cost(inst, exact.solution), rel=1e-9
+    )
