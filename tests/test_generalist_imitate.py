@@ -56,7 +56,7 @@ def test_a_pass_with_a_positive_rate_moves_the_weights_and_reports_the_change(ru
     assert len(calls) == 1  # the committed weights' validation is the curve's row at 1,234
     text = path.read_text()
     assert path.name == REPORT and "over 5 labels, from 1,234 instances" in text
-    assert "3 of N10, 2 of N20" in text
+    assert "3 of N10 with 5 depots, 2 of N20 with 5 depots" in text
     line = next(x for x in text.splitlines() if x.startswith("| mean OOD family gap"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1] == "20.0000" and float(cells[2]) < 20.0 and cells[4] == "better"
@@ -105,6 +105,6 @@ def test_a_pass_over_several_sizes_takes_every_batch_of_each_once(run):
     data = expert_datasets(labels)
     torch.manual_seed(0)
     policy = build_policy(settings.POLICY, **settings.ARCHITECTURE)
-    done = imitation_pass(policy, CLRPEnv(check_actions=False), [data[10], data[20]],
+    done = imitation_pass(policy, CLRPEnv(check_actions=False), [data[10, 5], data[20, 5]],
                           Recipe("solution", "identity", 0.0), batch=2)  # fmt: skip
     assert done["steps"] == 2 + 1  # 3 labels of N10 in batches of 2, 2 of N20 in one

@@ -190,11 +190,13 @@ def test_label_shards_feed_one_dataset_in_shard_order(tmp_path):
     with pytest.raises(ValueError, match="no labelled instances"):
         expert_dataset(tmp_path / "nothing")
     write_labels(expert_data("clrp20", 1, seed=3), tmp_path / "shard_00003.npz")
-    with pytest.raises(ValueError, match=r"shards of \[10, 20\] customers"):
+    with pytest.raises(
+        ValueError, match=r"shards of \[\(10, 5\), \(20, 5\)\] \(customers, depots\)"
+    ):
         expert_dataset(tmp_path)
     by_size = expert_datasets(tmp_path)  # a mixed preset's folder: one dataset per size
-    assert {n: len(d) for n, d in by_size.items()} == {10: 4, 20: 1}
-    assert {n: len(d) for n, d in expert_datasets(tmp_path, limit=4).items()} == {10: 4}
+    assert {n: len(d) for n, d in by_size.items()} == {(10, 5): 4, (20, 5): 1}
+    assert {n: len(d) for n, d in expert_datasets(tmp_path, limit=4).items()} == {(10, 5): 4}
 
 
 # ---------------------------------------------------------------- the loss

@@ -115,7 +115,9 @@ def _append_report(
         better = change < 0 if lower else change > 0
         rows.append([label, f"{before[key]:.4f}", f"{after[key]:.4f}", f"{change:+.4f}",
                      "better" if better else "same" if change == 0 else "worse"])  # fmt: skip
-    sizes = ", ".join(f"{len(d):,} of N{n}" for n, d in sorted(datasets.items()))
+    sizes = ", ".join(
+        f"{len(d):,} of N{n} with {k} depots" for (n, k), d in sorted(datasets.items())
+    )
     section = "\n".join([
         f"## `{recipe}` over {charge['count']:,} labels, from {instances:,} instances",
         "",

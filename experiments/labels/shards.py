@@ -198,8 +198,8 @@ def replay_costs(shard: Shard) -> torch.Tensor:
 
 def expert_datasets(folder: str | Path, limit: int | None = None, verify: bool = True) -> dict:
     """The labels of every shard of ``folder``, one
-    :class:`clrp_rl4co.models.expert_data.ExpertDataset` per instance size (customers ->
-    dataset, sizes in shard order; a mixed preset's shards hold several sizes).
+    :class:`clrp_rl4co.models.expert_data.ExpertDataset` per instance size (``(customers,
+    depots)`` -> dataset, sizes in shard order; a mixed preset's shards hold several sizes).
 
     Args:
         folder: a preset's labels folder (``datasets/labels/<preset>``).
@@ -213,7 +213,7 @@ def expert_datasets(folder: str | Path, limit: int | None = None, verify: bool =
 
     if limit is not None and int(limit) < 1:
         raise ValueError(f"limit: must be >= 1 or None, got {limit!r}")
-    parts: dict[int, list] = {}
+    parts: dict[tuple[int, int], list] = {}
     remaining = None if limit is None else int(limit)
     for path in list_shards(Path(folder)):
         shard = read_shard(path, verify=verify)
@@ -221,7 +221,9 @@ def expert_datasets(folder: str | Path, limit: int | None = None, verify: bool =
             continue
         take = shard.count if remaining is None else min(shard.count, remaining)
         part = ExpertDataset(shard.solved_instances()[:take], shard.padded_actions()[:take])
-        parts.setdefault(int(part.instances["demand"].shape[-1]), []).append(part)
+        size = (int(part.instances["demand"].shape[-1]),
+                int(part.instances["depot_capacity"].shape[-1]))  # fmt: skip
+        parts.setdefault(size, []).append(part)
         if remaining is not None:
             remaining -= take
             if remaining == 0:
@@ -242,7 +244,8 @@ def expert_dataset(folder: str | Path, limit: int | None = None, verify: bool = 
     by_size = expert_datasets(folder, limit, verify)
     if len(by_size) > 1:
         raise ValueError(
-            f"{folder}: shards of {sorted(by_size)} customers; one dataset holds one instance size"
+            f"{folder}: shards of {sorted(by_size)} (customers, depots); one dataset holds one "
+            "instance size"
         )
     return next(iter(by_size.values()))
 
