@@ -80,6 +80,11 @@ def hours_cells(more: float | None, rates: dict[str, float]) -> list[str]:
     return cells
 
 
+def rates_text(rates: dict[str, float]) -> str:
+    """``rates`` (:func:`.report.training_rates`) in words: "8,438 per CPU hour, ..."."""
+    return ", ".join(f"{rate:,.0f} per {kind.upper()} hour" for kind, rate in rates.items())
+
+
 def write_ood_report(
     state: RunState, rows: list[dict[str, float]], curve_dir: Path, out_dir: Path
 ) -> Path:
@@ -134,7 +139,7 @@ def write_ood_report(
           instances_cell(e["more"])] for e in outlook],
         align="lrrrrcr",
     )  # fmt: skip
-    rate_text = ", ".join(f"{rate:,.0f} per {kind.upper()} hour" for kind, rate in rates.items())
+    rate_text = rates_text(rates)
     text = "\n".join([
         "# The generalist against its targets (issue 23)",
         "",

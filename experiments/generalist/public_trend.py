@@ -35,7 +35,7 @@ from clrp_rl4co.policies import build_policy
 from clrp_rl4co.provenance import commit_line
 
 from . import settings
-from .outlook import hours_cells, instances_cell
+from .outlook import hours_cells, instances_cell, rates_text
 from .report import instances_to_target, training_rates
 from .state import STATE, WEIGHTS, RunState
 from .validation import X8
@@ -172,7 +172,7 @@ def write_report(
          [f"all {len(gaps)} states", instances_cell(more_all), *hours_cells(more_all, rates)]],
         align="lrrr",
     )  # fmt: skip
-    rate_text = ", ".join(f"{rate:,.0f} per {kind.upper()} hour" for kind, rate in rates.items())
+    rate_text = rates_text(rates)
     text = "\n".join([
         "# The generalist on public files along its training",
         "",
