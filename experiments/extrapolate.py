@@ -239,13 +239,18 @@ class HybridRelation:
             return -math.inf
         return (-self.half_width - self.intercept) / self.slope
 
-    def x8_target(self, x8_now: float) -> float:
-        """The x8 objective on another set whose mean gap has fallen to :meth:`gap_needed`
-        (``x8_now`` scaled; 0 where the line does not rise)."""
+    def x8_factor(self) -> float:
+        """The factor x8 must fall by for its mean gap to reach :meth:`gap_needed` (0 where the
+        line does not rise)."""
         needed = self.gap_needed()
         if math.isinf(needed):
             return 0.0
-        return x8_now * (1 + needed / 100) / (1 + self.mean_gap / 100)
+        return (1 + needed / 100) / (1 + self.mean_gap / 100)
+
+    def x8_target(self, x8_now: float) -> float:
+        """The x8 objective on another set whose mean gap has fallen to :meth:`gap_needed`
+        (``x8_now`` scaled by :meth:`x8_factor`)."""
+        return x8_now * self.x8_factor()
 
 
 def hybrid_relation(path: Path, pyvrp: str, x8: str, refine: str) -> HybridRelation:
@@ -495,7 +500,7 @@ def report(results: dict[str, dict], command: str, cpu_rate: dict[str, float]) -
             f"mean x8 gap of {h.mean_gap:+.2f}% to PyVRP; the line across instances "
             f"({h.intercept:+.4f} {h.slope:+.4f} per percent of gap) reaches "
             f"-{h.half_width:.4f} at a gap of {h.gap_needed():+.2f}%, so x8 must fall by "
-            f"{1 - (1 + h.gap_needed() / 100) / (1 + h.mean_gap / 100):.2%} (how, and what it "
+            f"{1 - h.x8_factor():.2%} (how, and what it "
             "assumes: the docstring of `experiments/extrapolate.py`).",
         ]
     sources = sorted({(r["x8_source"], p) for p, r in results.items()})

@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     public.add_argument("files", nargs="+", type=Path, help="instance files (Prodhon, .json)")
     public.add_argument("--bks", type=Path, required=True, help="CSV with columns file,bks")
-    public.add_argument("--target", type=float, default=10.0, help="mean gap target, percent")
+    public.add_argument("--target", type=float, default=None,
+                        help="mean gap target, percent (default: the issue's 10)")  # fmt: skip
     public.add_argument("--out", type=Path, default=settings.OOD_DIR)
     through = verbs.add_parser("throughput", help="instances/s of the candidate model sizes")
     through.add_argument("--seconds", type=float, default=60.0)
@@ -126,12 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.verb == "public-trend":
         from clrp_rl4co.data.bks import BestKnown
 
-        from .public_trend import measure, state_history, write_report
+        from .public_trend import GAP_TARGET, measure, state_history, write_report
 
         history = state_history(settings.REPO)
         rows = measure(history, list(args.files), BestKnown.read(args.bks))
         command = _command(argv)
-        print(write_report(rows, history[-1].state, args.out, command, args.target))
+        target = GAP_TARGET if args.target is None else args.target
+        print(write_report(rows, history[-1].state, args.out, command, target))
     elif args.verb == "throughput":
         from .throughput import measure
 

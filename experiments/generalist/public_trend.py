@@ -101,14 +101,15 @@ def measure(
     if missing:
         raise ValueError(f"--bks: no best-known value for {missing}")
     env = CLRPEnv(check_actions=False)
+    inputs = [instances_to_tensordict([inst]) for inst in instances]
     rows: list[dict[str, object]] = []
     for entry in history:
         policy = build_policy(settings.POLICY, **settings.ARCHITECTURE)
         policy.load_state_dict(entry.weights)
         policy.eval()
-        for path, inst, best in zip(files, instances, known):
+        for path, td, best in zip(files, inputs, known):
             with torch.inference_mode():
-                _, parts, _ = decode_batch(policy, env, instances_to_tensordict([inst]), X8)
+                _, parts, _ = decode_batch(policy, env, td, X8)
             objective = parts["total"][0].item()
             rows.append({
                 "commit": entry.commit,
