@@ -68,9 +68,10 @@ def load_states(report_dir: Path = settings.REPORT_DIR) -> dict:
 
 
 def behind_arm(states: dict) -> str:
-    """The arm with the fewest charged CPU hours (a missing arm first; ties: the first arm)."""
+    """The arm of ``states`` with the fewest charged CPU hours (a missing arm first; ties: the
+    first arm in :data:`.settings.ARMS` order)."""
     return min(
-        settings.ARMS,
+        [arm for arm in settings.ARMS if arm in states],
         key=lambda arm: -1.0 if states[arm] is None else states[arm].charged_cpu_hours,
     )
 

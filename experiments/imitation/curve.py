@@ -104,20 +104,22 @@ def window_mean(
 
 
 def comparison(rows: list[dict], key: str = "charged_cpu_hours") -> dict | None:
-    """Both arms at the largest ``key`` (charged CPU hours, or ``pomo_instances``) both have
-    reached: each arm's last evaluation there, the mean of its last :data:`WINDOW` up to there,
-    the leader (lower last x8) and the mean's leader. None until both arms have a point."""
+    """The arms with evaluations at the largest ``key`` (charged CPU hours, or
+    ``pomo_instances``) all of them have reached: each arm's last evaluation there, the mean of
+    its last :data:`WINDOW` up to there, the leader (lower last x8) and the mean's leader. None
+    until two arms have a point."""
     reached = {}
     for arm in settings.ARMS:
         mine = [r[key] for r in rows if r["arm"] == arm]
-        if not mine:
-            return None
-        reached[arm] = max(mine)
+        if mine:
+            reached[arm] = max(mine)
+    if len(reached) < 2:
+        return None
     value = min(reached.values())
-    points = {arm: latest_at(rows, arm, value, key) for arm in settings.ARMS}
+    points = {arm: latest_at(rows, arm, value, key) for arm in reached}
     if any(p is None for p in points.values()):
         return None
-    means = {arm: window_mean(rows, arm, value, key) for arm in settings.ARMS}
+    means = {arm: window_mean(rows, arm, value, key) for arm in reached}
     leader = min(points, key=lambda arm: points[arm]["x8"])
     mean_leader = min(means, key=lambda arm: means[arm])
     return {
@@ -201,13 +203,15 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
     both = comparison(rows)
     if both is None:
         reached = {
-            a: [r["charged_cpu_hours"] for r in rows if r["arm"] == a] for a in settings.ARMS
+            a: hours
+            for a in settings.ARMS
+            if (hours := [r["charged_cpu_hours"] for r in rows if r["arm"] == a])
         }
-        if all(reached.values()):
+        if len(reached) >= 2:
             spans = ", ".join(f"{a} {min(h):.2f}-{max(h):.2f}" for a, h in reached.items())
             lines += ["", f"No comparison yet: the arms share no CPU hours ({spans})."]
         else:
-            lines += ["", "No comparison yet: one arm has no evaluation."]
+            lines += ["", "No comparison yet: fewer than two arms have an evaluation."]
     else:
         lines += [
             "",
@@ -234,7 +238,7 @@ def _compared(both: dict, where: str) -> str:
         + ", ".join(
             f"{arm} {points[arm]['x8']:.4f} (mean of its last {WINDOW} evaluations "
             f"{means[arm]:.4f})"
-            for arm in settings.ARMS
+            for arm in points
         )
         + f"; **{both['leader']}** leads"
         + (

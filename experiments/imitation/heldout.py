@@ -112,7 +112,7 @@ def write_heldout(
         rows.append(paired_row(label, arm_costs[arm], start_costs))
     between = []
     if len(arm_costs) == 2:
-        first_arm, second_arm = settings.ARMS
+        first_arm, second_arm = arm_costs
         row = paired_row("", arm_costs[second_arm], arm_costs[first_arm])
         between = [
             "",

@@ -141,7 +141,13 @@ def train(options: ArmOptions) -> ArmState:
         state.hardware.append(machine("cpu"))
 
     env = CLRPEnv(check_actions=False)
-    pomo = build_model(env, policy, algorithm="pomo", num_augment=1)
+    pomo = build_model(
+        env,
+        policy,
+        algorithm="pomo",
+        num_augment=1,
+        num_starts=settings.POMO_STARTS.get(options.arm),
+    )
     optimizer = _optimizer(policy, state.phase)
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)

@@ -7,7 +7,10 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
 - ``pomo``: RL4CO's POMO continued on freshly drawn :data:`PRESET` instances;
 - ``imitation``: the expert labels of ``datasets/labels/<preset>`` (their CPU time is charged to
   the arm), :data:`IMITATION_EPOCHS` passes of imitation over them, then the same POMO as the
-  other arm.
+  ``pomo`` arm;
+- ``pomo16``: the same POMO as the ``pomo`` arm with :data:`POMO_STARTS` ``["pomo16"]`` starts
+  per instance instead of one per customer (``benchmarks/pomo_step.py``: more instances per CPU
+  second; this arm measures whether they teach as much per CPU hour).
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -25,7 +28,7 @@ START_MODEL = "results/imitation/clrp50/start/drlhq_clrp50"
 #: The instances both arms train on.
 PRESET = "clrp50"
 #: The arms.
-ARMS = ("pomo", "imitation")
+ARMS = ("pomo", "imitation", "pomo16")
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
 #: the gradient's norm clip.
@@ -33,6 +36,9 @@ POMO_BATCH = 64
 POMO_LR = 1e-4
 WEIGHT_DECAY = 1e-6
 GRAD_CLIP = 1.0
+#: POMO starts per instance of the arms that do not start from every customer (the others: one
+#: per customer, RL4CO POMO's default).
+POMO_STARTS = {"pomo16": 16}
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).

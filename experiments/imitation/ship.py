@@ -37,6 +37,8 @@ ARM_RECIPES = {
     "pomo": "POMO continued on one CPU thread (batch {batch}, Adam {lr:g})",
     "imitation": "PyVRP labels and imitation ({examples:,} examples), then POMO on one CPU "
     "thread (batch {batch}, Adam {lr:g})",
+    "pomo16": "POMO with 16 starts per instance continued on one CPU thread (batch {batch}, "
+    "Adam {lr:g})",
 }
 
 

@@ -1,0 +1,119 @@
+"""Training instances per CPU second of one POMO step, under each candidate speed-up.
+
+The shipped ``drlhq_<preset>`` policy (fp32 master weights, Adam in fp32) trains on the same
+batch of instances with RL4CO's POMO ``shared_step``, backward, gradient clipping and Adam,
+one thread, under each setting, interleaved round by round so that a change in the machine's
+load hits all alike (median of ``--rounds``):
+
+- ``fp32``: today's step (``torch.set_float32_matmul_precision("highest")``, N starts);
+- ``bf16 autocast``: the same under ``torch.autocast("cpu", dtype=torch.bfloat16)``;
+- ``starts S``: fp32 with S POMO starts per instance instead of N (fewer rollouts per
+  instance: more instances per CPU second, a different estimate of the gradient);
+- ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder.
+
+Prints the CPU's vector units as torch reports them, the load average before and after, and a
+Markdown table with each setting's ratio to ``fp32``.
+
+    python benchmarks/pomo_step.py --preset clrp50 --batch 64 --rounds 3 --starts 25 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+from clrp_rl4co.envs import CLRPEnv
+from clrp_rl4co.envs.clrp import generate_dataset
+from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.models import build_model, load_policy
+
+
+def cpu_capability() -> str:
+    """torch's CPU capability (``AVX2``, ``AVX512``, ...): bf16 pays only with bf16 units."""
+    return torch.backends.cpu.get_cpu_capability()
+
+
+def make_step(
+    policy: torch.nn.Module,
+    env: CLRPEnv,
+    batch,
+    starts: int | None,
+    autocast: bool,
+) -> Callable[[], float]:
+    """One timed POMO training step (CPU seconds) on a copy of ``batch``."""
+    model = build_model(env, policy, algorithm="pomo", num_augment=1, num_starts=starts)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=1e-7)
+
+    def step() -> float:
+        start = time.process_time()
+        context = (
+            torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+        )
+        with context:
+            loss = model.shared_step(batch.clone(), 0, phase="train")["loss"]
+        optimizer.zero_grad(set_to_none=True)
+        loss.float().backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        optimizer.step()
+        return time.process_time() - start
+
+    return step
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="clrp50")
+    parser.add_argument("--batch", type=int, default=64, help="instances per step")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--starts", type=int, nargs="*", default=[25, 10], help="start counts")
+    parser.add_argument("--no-bf16", action="store_true", help="leave out bf16 autocast")
+    parser.add_argument("--compile", action="store_true", help="add torch.compile (encoder)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.set_float32_matmul_precision("highest")
+
+    env = CLRPEnv(generator_params={"preset": args.preset}, check_actions=False)
+    batch = generate_dataset(env.generator, args.batch, 12345)
+    policy = load_policy(f"drlhq_{args.preset}").train()
+    settings: dict[str, Callable[[], float]] = {
+        "fp32": make_step(policy, env, batch, None, autocast=False)
+    }
+    if not args.no_bf16:
+        settings["bf16 autocast"] = make_step(policy, env, batch, None, autocast=True)
+    for starts in args.starts:
+        settings[f"starts {starts}"] = make_step(policy, env, batch, starts, autocast=False)
+    if args.compile:
+        compiled = load_policy(f"drlhq_{args.preset}").train()
+        compiled.encoder = torch.compile(compiled.encoder)
+        settings["compile encoder"] = make_step(compiled, env, batch, None, autocast=False)
+
+    load_before = os.getloadavg()
+    for step in settings.values():  # warm-up (and compilation), untimed
+        step()
+    seconds: dict[str, list[float]] = {name: [] for name in settings}
+    for _ in range(args.rounds):
+        for name, step in settings.items():
+            seconds[name].append(step())
+    load_after = os.getloadavg()
+    rate = {name: args.batch / statistics.median(s) for name, s in seconds.items()}
+    rows = [
+        [name, f"{statistics.median(seconds[name]):.2f}", f"{rate[name]:.2f}",
+         f"{rate[name] / rate['fp32']:.2f}"]
+        for name in settings
+    ]  # fmt: skip
+    print(
+        f"{args.preset}, drlhq_{args.preset}, batch {args.batch}, 1 thread, CPU capability "
+        f"{cpu_capability()}, median of {args.rounds} interleaved rounds; load average "
+        f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
+    )
+    print(markdown_table(["setting", "CPU s / step", "instances / CPU s", "ratio to fp32"], rows))
+
+
+if __name__ == "__main__":
+    main()
