@@ -119,7 +119,7 @@ def looks_like_paper(instance: CLRPInstance) -> bool:
 
 def generalist_model() -> str:
     """The first shipped model of :data:`GENERALIST_MODELS`."""
-    from .policies.pretrained import shipped_models
+    from .pretrained import shipped_models
 
     shipped = set(shipped_models())
     for name in GENERALIST_MODELS:

@@ -30,7 +30,7 @@ from clrp_rl4co.data import (
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.heuristics import nearest_neighbor_rollout
 from clrp_rl4co.models import decode_batch, load_policy
-from clrp_rl4co.policies.pretrained import PRETRAINED_DIR
+from clrp_rl4co.pretrained import PRETRAINED_DIR
 from clrp_rl4co.solvers import local_search_td
 
 #: Shipped models, preferred first.

@@ -74,7 +74,7 @@ def model_label(key: str, model: str) -> str:
     further than their first recipe, e.g. by ``python -m experiments.imitation ship``)."""
     import json
 
-    from clrp_rl4co.policies.pretrained import pretrained_files
+    from clrp_rl4co.pretrained import pretrained_files
 
     try:
         recipe = json.loads(pretrained_files(model)[1].read_text()).get("recipe")

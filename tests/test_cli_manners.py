@@ -33,10 +33,10 @@ def test_an_unknown_model_is_an_option_error_before_any_solving(benchmarks_root,
     status = main(["solve", str(path), "--model", "no_such_model", "--out", str(out)])
     assert status == 2
     err = capsys.readouterr().err
-    assert "--model: 'no_such_model' is neither a shipped model" in err
-    from clrp_rl4co.policies.pretrained import shipped_models
+    assert "--model: pretrained policy 'no_such_model': no such file or shipped model" in err
+    from clrp_rl4co.pretrained import shipped_models
 
-    assert f"({', '.join(shipped_models())})" in err  # the shipped models are listed
+    assert f"shipped: {shipped_models()}" in err  # the shipped models are listed
     assert not out.exists()  # nothing solved, nothing written
 
 
@@ -273,12 +273,13 @@ def test_a_long_instance_gets_its_own_bar_only_on_a_terminal(tmp_path, monkeypat
     calls = []
     _fake_solve_then_stop(monkeypatch, stop_at=0, asked=calls)
     files = _json_files(tmp_path, 1)
+    out = ["--out", str(tmp_path / "o"), "--overwrite"]  # the same folder each time
     for terminal, expected in ((False, False), (True, True)):
         monkeypatch.setattr("sys.stderr.isatty", lambda t=terminal: t, raising=False)
-        main(["solve", *files, "--method", "pyvrp", "--time", "5", "--out", str(tmp_path / "o")])
+        main(["solve", *files, "--method", "pyvrp", "--time", "5", *out])
         asked = [call["progress"] for call in calls]
         assert asked[-1] is expected  # 5 s is long (LONG_INSTANCE_SECONDS)
-    main(["solve", *files, "--method", "pyvrp", "--time", "4.9", "--out", str(tmp_path / "o")])
+    main(["solve", *files, "--method", "pyvrp", "--time", "4.9", *out])
     asked = [call["progress"] for call in calls]
     assert asked[-1] is False  # short instances: the bar of instances only
 
@@ -293,7 +294,8 @@ def test_failures_are_counted_one_each_and_quiet_prints_no_progress(tmp_path, mo
     assert main(["solve", *files, "--method", "pyvrp", "--time", "2", "--out", str(out)]) == 1
     captured = capsys.readouterr()
     assert "1 solved, 4 failed; outputs in" in captured.out
-    assert main(["solve", *files, "--quiet", "--method", "pyvrp", "--out", str(out)]) == 1
+    argv = ["solve", *files, "--quiet", "--method", "pyvrp", "--out", str(out), "--overwrite"]
+    assert main(argv) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and not [x for x in captured.err.splitlines() if x.startswith("[")]
 
@@ -306,7 +308,8 @@ def test_a_result_without_a_note_says_no_solution_found(tmp_path, monkeypatch, c
 
     monkeypatch.setattr(solving, "solve", fake)
     files = _json_files(tmp_path, 1)
-    assert main(["solve", *files, "--method", "pyvrp", "--time", "3", "--out", str(tmp_path)]) == 1
+    out = str(tmp_path / "o")
+    assert main(["solve", *files, "--method", "pyvrp", "--time", "3", "--out", out]) == 1
     assert "error: i0.json: pyvrp: no solution found within 3 s" in capsys.readouterr().err
 
 
@@ -334,7 +337,8 @@ def test_outputs_that_cannot_be_written_fail_their_instance(tmp_path, monkeypatc
     files = _json_files(tmp_path, 1)
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "i0.json").mkdir()  # a folder where the solution file goes
-    assert main(["solve", *files, "--method", "pyvrp", "--out", str(tmp_path / "o")]) == 1
+    argv = ["solve", *files, "--method", "pyvrp", "--out", str(tmp_path / "o"), "--overwrite"]
+    assert main(argv) == 1
     err = capsys.readouterr().err
     assert "error: i0.json: writing the outputs: " in err
     assert _summary(tmp_path / "o")[0]["status"] == "failed"
@@ -371,3 +375,67 @@ def test_the_options_reach_the_run(tmp_path, recorded_run):
     assert first["seed"] == 11 and first["workers"] == 2 and first["model"] is None
     assert first["threads"] == 3  # the workers set their own threads
     assert second["workers"] == 1 and second["threads"] == 1  # one worker: one thread here
+
+
+def test_an_out_folder_holding_an_input_is_refused_before_solving(tmp_path, monkeypatch, capsys):
+    calls = []
+    _fake_solve_then_stop(monkeypatch, stop_at=0, asked=calls)
+    files = _json_files(tmp_path, 2)
+    before = [Path(f).read_bytes() for f in files]
+    for extra in ([], ["--overwrite"]):  # an input is never overwritten, even when asked
+        status = main(["solve", *files, "--method", "pyvrp", "--out", str(tmp_path), *extra])
+        assert status == 2
+        err = capsys.readouterr().err
+        assert f"error: --out: {tmp_path} holds the input {tmp_path / 'i0.json'}" in err
+    assert [Path(f).read_bytes() for f in files] == before
+    assert calls == [] and not (tmp_path / "summary.csv").exists()
+
+
+def test_an_earlier_run_is_kept_unless_overwrite_is_given(tmp_path, monkeypatch, capsys):
+    _fake_solve_then_stop(monkeypatch, stop_at=0)
+    files = _json_files(tmp_path, 1)
+    out = tmp_path / "o"
+    assert main(["solve", *files, "--method", "pyvrp", "--out", str(out), "--quiet"]) == 0
+    summary, solution = (out / "summary.csv").read_bytes(), (out / "i0.json").read_bytes()
+    # a mistyped path: nothing to solve, nothing written, the earlier summary untouched
+    assert main(["solve", str(tmp_path / "nonexistent.dat"), "--out", str(out)]) == 1
+    assert "nothing written" in capsys.readouterr().err
+    assert (out / "summary.csv").read_bytes() == summary
+    # the same run again: refused before solving, naming what it would replace
+    assert main(["solve", *files, "--method", "pyvrp", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds an earlier run's outputs" in err and "--overwrite" in err
+    assert (out / "summary.csv").read_bytes() == summary
+    assert (out / "i0.json").read_bytes() == solution
+    # a readable file beside a mistyped one, into the same folder: refused as well
+    argv = ["solve", *files, str(tmp_path / "typo.dat"), "--method", "pyvrp", "--out", str(out)]
+    assert main(argv) == 2 and (out / "summary.csv").read_bytes() == summary
+    assert main([*argv, "--overwrite", "--quiet"]) == 1  # replaced when asked
+    rows = {r["instance"]: r["status"] for r in _summary(out)}
+    assert rows == {"i0.json": "feasible", str(tmp_path / "typo.dat"): "failed"}
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_not_run_is_one_word_everywhere_and_the_table_is_printed(tmp_path, monkeypatch, capsys):
+    from clrp_rl4co import interrupt
+
+    _fake_solve_then_stop(monkeypatch, stop_at=2)
+    files = _json_files(tmp_path, 3)
+    try:
+        status = main(["solve", *files, "--method", "pyvrp", "--out", str(tmp_path / "o")])
+    finally:
+        interrupt.clear()
+    assert status == 130
+    captured = capsys.readouterr()
+    progress = [line for line in captured.err.splitlines() if line.startswith("[")]
+    assert progress[-1] == "[3/3] i2.json: not run: interrupted before it started"
+    assert not [line for line in captured.err.splitlines() if "failed" in line]
+    table = [
+        line for line in captured.out.splitlines() if line.startswith("| i") and ".json" in line
+    ]
+    assert [line.rstrip(" |").rsplit("| ", 1)[1] for line in table] == [
+        "feasible",
+        "interrupted",
+        "not run",
+    ]
+    assert [r["status"] for r in _summary(tmp_path / "o")] == ["feasible", "interrupted", "not run"]

@@ -53,16 +53,22 @@ def test_progress_asks_the_stream_whether_it_is_a_terminal():
     assert Progress(1, stream=io.StringIO()).terminal is False
 
 
-def test_a_model_is_a_shipped_name_or_an_existing_file(tmp_path):
+def test_a_model_is_what_the_library_would_load(tmp_path):
     assert check_model(None) is None
     assert check_model("drlhq_clrp20") is None
+    assert check_model("clrp20") is None  # a bare preset: load_policy("clrp20") takes it
     weights = tmp_path / "mine.pt"
     weights.write_bytes(b"")
+    message = check_model(str(weights))  # a saved policy is a pair: the config is missing
+    assert message.startswith("--model: pretrained policy") and "mine.json is missing" in message
+    (tmp_path / "mine.json").write_text("{}")
     assert check_model(str(weights)) is None
-    assert check_model(str(tmp_path / "mine")) is None  # the stem of a .pt file
+    assert check_model(str(tmp_path / "mine")) is None  # the stem of the pair
+    assert check_model("clrp21") is not None  # no shipped model of that size
     message = check_model("drlhq_clrp21")
-    assert message.startswith("--model: 'drlhq_clrp21' is neither a shipped model (")
-    assert "drlhq_clrp20" in message and message.endswith("nor an existing file")
+    assert message.startswith("--model: pretrained policy 'drlhq_clrp21': no such file")
+    assert "'drlhq_clrp20'" in message  # the shipped models are listed
+    assert check_model(str(tmp_path / "none.ckpt")).startswith("--model: checkpoint")
 
 
 def _result(**kw) -> SolveResult:
@@ -204,7 +210,7 @@ def test_each_option_is_described_as_docs_formats_md_describes_it():
     table = dict(re.findall(r"^\| `(--[a-z]+)[^`]*` \| (.+) \|$", docs, re.M))
     solve = parser()._subparsers._group_actions[0].choices["solve"]
     helps = {a.option_strings[0]: a.help for a in solve._actions if a.option_strings}
-    assert len(table) == 9
+    assert len(table) == 10
     for option, meaning in table.items():
         # the help says what the table says, without its markup and its pointer to the methods
         assert helps[option] == meaning.replace("`", "").removesuffix(" (below)"), option

@@ -215,7 +215,7 @@ def test_the_comparison_by_pomo_instances_and_the_window_mean(tmp_path):
 
 
 def test_the_start_is_pinned_beside_the_report_and_resolved_from_the_repository(tmp_path):
-    from clrp_rl4co.policies.pretrained import pretrained_files
+    from clrp_rl4co.pretrained import pretrained_files
 
     resolved = settings.start_model_path()
     assert resolved == str(settings.ROOT / settings.START_MODEL)

@@ -49,6 +49,7 @@ class SolveOptions:
     out: Path
     plot: bool
     quiet: bool
+    overwrite: bool = False
 
 
 def _positive_float(text: str) -> float:
@@ -127,7 +128,14 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         default=Path("solutions"),
         metavar="DIR",
-        help="output folder (default solutions)",
+        help="output folder (default solutions); never an input's folder where an output would "
+        "replace the input, and an earlier run's outputs only with --overwrite",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier run's outputs in --out (without it the run refuses to start); "
+        "an input file is never overwritten",
     )
     p.add_argument("--plot", action="store_true", help="also write a PNG of each solution")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no printed table")
@@ -148,4 +156,5 @@ def parse_args(argv: list[str] | None = None) -> SolveOptions:
         out=args.out,
         plot=args.plot,
         quiet=args.quiet,
+        overwrite=args.overwrite,
     )

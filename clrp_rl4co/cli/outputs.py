@@ -1,12 +1,21 @@
 """What ``clrp-rl4co solve`` writes: per instance a JSON solution, a Prodhon ``.sol`` file and
 optionally a PNG; for the run ``summary.csv`` and the printed table (with gaps to best-known
-values)."""
+values).
+
+Nothing a user gave is lost: :func:`check_outputs` refuses, before anything is solved, an
+output folder where a run would write over one of its own inputs, or over an earlier run's
+files unless ``--overwrite`` is given; every file is written whole or not at all (a temporary
+file in the same folder, then a rename).
+"""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ..data.instance import CLRPInstance
@@ -61,15 +70,79 @@ def _json_text(record: dict) -> str:
     return re.sub(r"\[[\d,\s]*\]", flat, text) + "\n"
 
 
+#: The name of the run's summary in the output folder.
+SUMMARY_NAME = "summary.csv"
+#: How many clashing paths an error message names before it counts the rest.
+NAMED_PATHS = 3
+
+
+def solution_paths(job: Job, out: Path, plot: bool) -> list[Path]:
+    """The files :func:`write_solution` writes for ``job``: ``<stem>.json``, ``<stem>.sol``
+    (and ``<stem>.png``) in ``out``."""
+    suffixes = (".json", ".sol", ".png") if plot else (".json", ".sol")
+    return [out / f"{job.stem}{suffix}" for suffix in suffixes]
+
+
+def run_outputs(jobs: list[Job], out: Path, plot: bool) -> list[Path]:
+    """Every file a run over ``jobs`` may write: each readable job's solution files and the
+    summary."""
+    paths = [p for job in jobs if job.error is None for p in solution_paths(job, out, plot)]
+    return [*paths, out / SUMMARY_NAME]
+
+
+def _named(paths: list[Path]) -> str:
+    names = ", ".join(str(p) for p in paths[:NAMED_PATHS])
+    more = len(paths) - NAMED_PATHS
+    return names + (f" and {more} more" if more > 0 else "")
+
+
+def check_outputs(jobs: list[Job], out: Path, plot: bool, overwrite: bool) -> str | None:
+    """Why the run must not write into ``out`` (None: it may), checked before any solving.
+
+    Refused always: ``out`` is a file, or an output would replace one of the run's inputs (a
+    JSON instance solved into its own folder). Refused unless ``overwrite``: an output file of
+    the run exists already (an earlier run's solution or summary).
+    """
+    if out.exists() and not out.is_dir():
+        return f"--out: {out} is a file, not a folder"
+    outputs = run_outputs(jobs, out, plot)
+    inputs = {job.source.resolve() for job in jobs if job.source.exists()}
+    over_inputs = [p for p in outputs if p.resolve() in inputs]
+    if over_inputs:
+        return (
+            f"--out: {out} holds the input {_named(over_inputs)}, which the run would "
+            "overwrite with its outputs; choose another --out"
+        )
+    existing = [p for p in outputs if p.exists()]
+    if existing and not overwrite:
+        return (
+            f"--out: {out} holds an earlier run's outputs ({_named(existing)}); give --overwrite "
+            "to replace them, or choose another --out"
+        )
+    return None
+
+
+def write_whole(path: Path, write: Callable[[Path], object]) -> Path:
+    """``write(temporary)`` then rename the temporary file to ``path``: a reader sees the old
+    file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")  # a writer may read it
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
 def write_solution(job: Job, result: SolveResult, seed: int, out: Path, plot: bool) -> list[Path]:
-    """Write ``<stem>.json``, ``<stem>.sol`` (and ``<stem>.png``) into ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Write ``<stem>.json``, ``<stem>.sol`` (and ``<stem>.png``) into ``out``, each whole."""
     record = solution_record(job, result, seed)
-    paths = [out / f"{job.stem}.json", out / f"{job.stem}.sol"]
-    paths[0].write_text(_json_text(record))
-    result.solution.write_sol(paths[1], job.instance.num_customers)
+    paths = solution_paths(job, out, plot)
+    write_whole(paths[0], lambda tmp: tmp.write_text(_json_text(record)))
+    write_whole(paths[1], lambda tmp: result.solution.write_sol(tmp, job.instance.num_customers))
     if plot:
-        paths.append(plot_solution(job, result, out / f"{job.stem}.png"))
+        write_whole(paths[2], lambda tmp: plot_solution(job, result, tmp))
     return paths
 
 
@@ -127,13 +200,12 @@ def summary_row(job: Job, result: SolveResult | None, bks: float | None, error: 
 
 
 def write_summary(rows: list[dict], path: Path) -> Path:
-    """``summary.csv``: :data:`SUMMARY_COLUMNS`, one row per instance."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=SUMMARY_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    """``summary.csv``: :data:`SUMMARY_COLUMNS`, one row per instance, written whole."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=SUMMARY_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    return write_whole(path, lambda tmp: tmp.write_text(text.getvalue(), newline=""))
 
 
 def summary_table(rows: list[dict]) -> str:

@@ -4,16 +4,17 @@
 A file that cannot be read, or an instance whose run fails, gets one error line on stderr and
 a ``failed`` row in ``summary.csv``; the others go on, and the exit status is 1 if any failed.
 Ctrl-C stops the runs within about a second: each running instance keeps its best solution so
-far (status ``interrupted``), the ones not started get a row saying so, ``summary.csv`` is
-written and the exit status is 130. Option errors (a bad ``--bks`` file, an unknown
-``--model``) exit with 2 before anything is solved.
+far (status ``interrupted``), the ones not started get the status ``not run`` (the same word
+on the terminal, in ``summary.csv`` and in the printed table), ``summary.csv`` is written and
+the exit status is 130. Option errors (a bad ``--bks`` file, an unknown ``--model``, an
+``--out`` that would overwrite an input or an earlier run without ``--overwrite``) exit with 2
+before anything is solved or written; a run where no file could be read writes nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 from .args import SolveOptions
 
@@ -25,20 +26,24 @@ INTERRUPTED_STATUS = 130
 
 
 def check_model(model: str | None) -> str | None:
-    """Why ``--model`` is unusable (None: it names a shipped model or an existing file)."""
+    """Why ``--model`` is unusable (None: the library finds it: a shipped model, a bare preset
+    such as ``clrp20``, a saved policy's pair of files or a checkpoint), by the library's own
+    rule and in its words (:func:`clrp_rl4co.pretrained.model_files`), without importing
+    torch."""
     if model is None:
         return None
-    from ..policies.pretrained import shipped_models
+    from ..pretrained import model_files
 
-    if model in shipped_models() or Path(model).exists() or Path(model).with_suffix(".pt").exists():
-        return None
-    return (
-        f"--model: {model!r} is neither a shipped model ({', '.join(shipped_models())}) "
-        "nor an existing file"
-    )
+    try:
+        model_files(model)
+    except FileNotFoundError as exc:
+        return f"--model: {exc}"
+    return None
 
 
 def _result_text(result, error: str | None) -> str:
+    if result is not None and result.status == "not run":
+        return f"not run: {result.error}" if result.error else "not run"
     if error is not None:
         return f"failed: {error}"
     if result.solution is None:
@@ -65,7 +70,14 @@ def solve_command(options: SolveOptions) -> int:
     from .. import interrupt
     from ..solving import solve_many
     from .inputs import collect_jobs
-    from .outputs import summary_row, summary_table, write_solution, write_summary
+    from .outputs import (
+        SUMMARY_NAME,
+        check_outputs,
+        summary_row,
+        summary_table,
+        write_solution,
+        write_summary,
+    )
 
     jobs = collect_jobs(options.paths)
     rows: list[dict | None] = [None] * len(jobs)
@@ -76,6 +88,16 @@ def solve_command(options: SolveOptions) -> int:
             rows[k] = summary_row(job, None, None, job.error)
             failed += 1
     readable = [k for k, job in enumerate(jobs) if job.error is None]
+    if not readable:
+        print(
+            f"nothing to solve: no file could be read; nothing written to {options.out}/",
+            file=sys.stderr,
+        )
+        return 1
+    problem = check_outputs(jobs, options.out, options.plot, options.overwrite)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     from .progress import Progress
 
     progress = Progress(len(readable), quiet=options.quiet)
@@ -120,7 +142,9 @@ def solve_command(options: SolveOptions) -> int:
         )
     progress.close()
     done = [row for row in rows if row is not None]
-    summary = write_summary(done, options.out / "summary.csv")
+    summary = write_summary(done, options.out / SUMMARY_NAME)
+    if not options.quiet:
+        print(summary_table(done))
     if interrupt.requested():
         not_run = sum(1 for row in done if row["status"] == "not run")
         print(
@@ -130,7 +154,6 @@ def solve_command(options: SolveOptions) -> int:
         )
         return INTERRUPTED_STATUS
     if not options.quiet:
-        print(summary_table(done))
         print(
             f"\n{len(done) - failed} solved, {failed} failed; outputs in {options.out}/ "
             f"({summary.name})"

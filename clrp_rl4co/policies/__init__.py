@@ -1,12 +1,13 @@
 """Policies for the CLRP: DRLHQ and its baselines POMO* and MTA*, on RL4CO's decoding."""
 
+from ..pretrained import PRETRAINED_DIR, shipped_models
 from .augmentation import rotate45_augmentation
 from .base import CLRPPolicyMixin
 from .baselines import MTADecoder, MTAEncoder, MTAPolicy, POMOStarPolicy
 from .cost_features import CostFeatureInitEmbedding, DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
 from .env_embeddings import CLRPContext, CLRPInitEmbedding, clrp_embeddings
-from .pretrained import PRETRAINED_DIR, policy_config, shipped_models
+from .pretrained import policy_config
 from .queries import HeterogeneousQueryContext, LastNodeLoadContext
 from .registry import (
     POLICIES,

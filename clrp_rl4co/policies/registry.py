@@ -15,10 +15,11 @@ from pathlib import Path
 
 import torch
 
+from ..pretrained import pretrained_files, shipped_name
 from .baselines import MTAPolicy, POMOStarPolicy
 from .cost_features import DRLHQCostPolicy
 from .drlhq import DRLHQPolicy
-from .pretrained import load_checkpoint, pretrained_files, shipped_name
+from .pretrained import load_checkpoint
 
 #: Policy classes by name (each class's ``registry_name``).
 POLICIES: dict[str, type[torch.nn.Module]] = {

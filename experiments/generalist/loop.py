@@ -101,7 +101,7 @@ def _start_policy(options: TrainOptions) -> tuple[torch.nn.Module, RunState]:
 def _shipped_meta(name: str) -> dict[str, Any]:
     import json
 
-    from clrp_rl4co.policies.pretrained import PRETRAINED_DIR
+    from clrp_rl4co.pretrained import PRETRAINED_DIR
 
     return json.loads((PRETRAINED_DIR / f"{name}.json").read_text())
 

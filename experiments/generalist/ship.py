@@ -17,7 +17,7 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.policies import build_policy
-from clrp_rl4co.policies.pretrained import PRETRAINED_DIR
+from clrp_rl4co.pretrained import PRETRAINED_DIR
 from clrp_rl4co.provenance import commit_line
 
 from . import settings

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 from clrp_rl4co.markdown import markdown_table
-from clrp_rl4co.policies.pretrained import pretrained_files
+from clrp_rl4co.pretrained import pretrained_files
 
 from ..generalist.report import instances_to_target
 from . import settings

@@ -23,7 +23,7 @@ from typing import Any
 from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.shipping import PAPER_TRAINING_INSTANCES
-from clrp_rl4co.policies.pretrained import PRETRAINED_DIR, pretrained_files
+from clrp_rl4co.pretrained import PRETRAINED_DIR, pretrained_files
 from clrp_rl4co.provenance import commit_line
 
 from . import settings
