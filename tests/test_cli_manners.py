@@ -159,13 +159,19 @@ def test_ctrl_c_keeps_the_best_so_far_and_writes_the_summary(benchmarks_root, tm
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["solve", "--help"], ["solve", "x.dat", "--time", "0"]]
+    "argv",
+    [
+        ["--help"],
+        ["solve", "--help"],
+        ["solve", "x.dat", "--time", "0"],
+        ["solve", "x.dat", "--model", "no_such_model"],  # refused before the data are imported
+    ],
 )
 def test_help_and_option_errors_answer_without_importing_torch(argv):
     """The command parses its options before importing anything heavy (torch, RL4CO, PyVRP),
     so ``--help`` and option errors answer at once (timed in benchmarks/cli_startup.py)."""
     code = (
-        "import sys\nfrom clrp_rl4co.cli import main\ntry:\n    main(sys.argv[1:])\n"
+        "import sys\nfrom clrp_rl4co.cli import main\ntry:\n    code = main(sys.argv[1:])\n"
         "except SystemExit as exc:\n    code = exc.code\n"
         "heavy = ('torch', 'rl4co', 'pyvrp', 'numpy')\n"
         "print([m for m in heavy if m in sys.modules], code)"

@@ -68,3 +68,21 @@ def test_globs_and_folders_add_up_in_order_each_once(tmp_path):
     # description, not an instance), the sub-folder's
     assert names == ["c.json", "a.dat", "b.dat", "sub/z.txt"]
     assert errors == []
+
+
+def test_a_folder_and_a_glob_list_numbered_files_in_natural_order(tmp_path):
+    names = ["coord100-5-1.dat", "coord20-5-1b.dat", "coord20-5-1.dat", "coord50-5-10.dat"]
+    names += ["coord50-5-9.dat", "coord200-10-1.dat"]
+    for name in names:
+        (tmp_path / name).write_text("x")
+    expected = [
+        "coord20-5-1.dat",
+        "coord20-5-1b.dat",
+        "coord50-5-9.dat",
+        "coord50-5-10.dat",
+        "coord100-5-1.dat",
+        "coord200-10-1.dat",
+    ]  # as a person counts: 20 < 50 < 100 < 200, 9 < 10
+    for paths in ([str(tmp_path)], [str(tmp_path / "coord*.dat")]):
+        files, _ = find_instance_files(paths)
+        assert [f.name for f in files] == expected

@@ -55,16 +55,16 @@ def _result_text(result, error: str | None) -> str:
 def solve_command(options: SolveOptions) -> int:
     """Run ``clrp-rl4co solve`` with parsed options; returns the exit status."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    problem = check_model(options.model)  # torch-free: refused at once
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     from ..data.bks import BestKnown
 
     try:
         bks = BestKnown.read(options.bks)
     except (ValueError, OSError) as exc:
         print(f"error: --bks: {exc}", file=sys.stderr)
-        return 2
-    problem = check_model(options.model)
-    if problem is not None:
-        print(f"error: {problem}", file=sys.stderr)
         return 2
 
     from .. import interrupt

@@ -1,10 +1,20 @@
-"""Instance files by extension: ``.json`` the JSON format (:mod:`.json_instance`), ``.npz`` a
-dataset of the package (one instance per row), anything else the Prodhon format
-(:mod:`.prodhon`). The one place that maps a path to its reader."""
+"""Instance files by extension and, for JSON, by layout: the one place that maps a path to
+its reader.
+
+* ``.json``: parsed here to see its layout. An object of Schneider & Löffler's layout
+  (:func:`.schneider.is_schneider_layout`: ``vehicle_costs``, ``type``, entries with ``index``)
+  is built from that parse by :mod:`.schneider`; anything else, a file that is not JSON
+  included, goes to :func:`.json_instance.read_json_instance` whole (it parses the file again,
+  so that its messages, with their lines, stay its own);
+* ``.npz``: a dataset of the package (one instance per row);
+* anything else: the Prodhon format (:mod:`.prodhon`).
+"""
 
 from __future__ import annotations
 
 import glob
+import json
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,9 +63,7 @@ def read_instances(path: str | Path) -> list[FileInstance]:
                 for i, inst in enumerate(instances)
             ]
         if path.suffix.lower() == ".json":
-            from .json_instance import read_json_instance
-
-            instance = read_json_instance(path)
+            instance = _read_json(path)
         else:
             from .prodhon import read_prodhon
 
@@ -63,6 +71,24 @@ def read_instances(path: str | Path) -> list[FileInstance]:
     except (KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: {exc or type(exc).__name__}") from exc
     return [FileInstance(instance, path.name, path.stem)]
+
+
+def _read_json(path: Path) -> CLRPInstance:
+    """The instance of a ``.json`` file, by its layout (the module doc); errors start with the
+    path."""
+    from .json_instance import read_json_instance
+    from .schneider import instance_from_schneider, is_schneider_layout
+
+    try:
+        data = json.loads(path.read_bytes().decode())
+    except (UnicodeDecodeError, RecursionError, ValueError):
+        data = None  # not JSON: the JSON reader's message says why
+    if not is_schneider_layout(data):
+        return read_json_instance(path)
+    try:
+        return instance_from_schneider(data, name=path.stem)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def read_instance(path: str | Path) -> CLRPInstance:
@@ -81,11 +107,19 @@ def read_instance(path: str | Path) -> CLRPInstance:
     return found[0].instance
 
 
+def natural_key(path: Path) -> tuple:
+    """Sort key of a path in natural order: runs of digits compare as numbers, so
+    ``coord20-5-1.dat`` comes before ``coord100-5-1.dat`` (and ``r9`` before ``r10``)."""
+    parts = re.split(r"(\d+)", str(path))
+    return tuple((0, int(p), p) if p.isdigit() else (1, 0, p) for p in parts)
+
+
 def find_instance_files(
     paths: list[str] | tuple[str, ...],
 ) -> tuple[list[Path], list[tuple[str, str]]]:
     """The files named by ``paths`` (files, folders: their :data:`FOLDER_PATTERNS` files, or
-    glob patterns), in order, each once; and ``(path, error line)`` for each path that names
+    glob patterns), in the order given and, within a folder or a pattern, in natural order
+    (:func:`natural_key`), each once; and ``(path, error line)`` for each path that names
     nothing."""
     files: list[Path] = []
     errors: list[tuple[str, str]] = []
@@ -94,7 +128,8 @@ def find_instance_files(
         if path.is_dir():
             found = sorted(
                 {f for pattern in FOLDER_PATTERNS for f in path.glob(pattern)}
-                - {f for f in path.iterdir() if f.name.lower() in NOT_INSTANCES}
+                - {f for f in path.iterdir() if f.name.lower() in NOT_INSTANCES},
+                key=natural_key,
             )
             if not found:
                 patterns = ", ".join(FOLDER_PATTERNS)
@@ -103,7 +138,7 @@ def find_instance_files(
         elif path.is_file():
             files.append(path)
         elif glob.has_magic(text):
-            found = sorted(Path(f) for f in glob.glob(text) if Path(f).is_file())
+            found = sorted((Path(f) for f in glob.glob(text) if Path(f).is_file()), key=natural_key)
             if not found:
                 errors.append((text, f"{text}: no file matches"))
             files += found

@@ -1,0 +1,279 @@
+"""Schneider & Löffler's large CLRP set as published (clrp_rl4co.data.schneider): the layout of
+its JSON files, its cost convention (ceil(100 d) per arc, opening and vehicle costs as given),
+the files themselves, and one clear error per malformed field."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from clrp_rl4co import CLRPEnv
+from clrp_rl4co.data import CLRPSolution, Route, instances_to_tensordict
+from clrp_rl4co.data.files import find_instance_files, read_instance
+from clrp_rl4co.data.schneider import is_schneider_layout, read_schneider
+
+
+def tiny() -> dict:
+    """2 depots and 3 customers in the set's layout, listed out of ``index`` order."""
+    return {
+        "customers": [
+            {"demand": 15, "index": 4, "x": 10, "y": 1},
+            {"demand": 10, "index": 2, "x": 3, "y": 4},
+            {"demand": 20, "index": 3, "x": 1, "y": 1},
+        ],
+        "depots": [
+            {"capacity": 30, "costs": 700, "index": 1, "x": 10, "y": 0},
+            {"capacity": 50, "costs": 500, "index": 0, "x": 0, "y": 0},
+        ],
+        "name": "tiny",
+        "type": "schneider",
+        "vehicle_capacity": 40,
+        "vehicle_costs": 1000,
+    }
+
+
+def write(tmp_path, data, name="tiny.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data, indent=4))
+    return path
+
+
+def test_nodes_are_ordered_by_index_depots_first(tmp_path):
+    inst = read_schneider(write(tmp_path, tiny()))
+    assert inst.name == "tiny" and inst.rounded_costs
+    assert (inst.num_depots, inst.num_customers) == (2, 3)
+    # depots: index 0 then 1; customers: index 2, 3, 4
+    np.testing.assert_array_equal(inst.depot_locs, [[0, 0], [10, 0]])
+    np.testing.assert_array_equal(inst.depot_capacity, [50, 30])
+    np.testing.assert_array_equal(inst.opening_cost, [500, 700])
+    np.testing.assert_array_equal(inst.customer_locs, [[3, 4], [1, 1], [10, 1]])
+    np.testing.assert_array_equal(inst.demand, [10, 20, 15])
+    assert (inst.vehicle_capacity, inst.vehicle_fixed_cost) == (40, 1000)
+
+
+def test_a_hand_computed_solution_costs_what_the_definition_says(tmp_path):
+    # Open both depots; depot index 0 (0,0) serves (3,4) then (1,1); depot index 1 (10,0)
+    # serves (10,1). Arcs, ceil(100 x Euclidean distance):
+    #   (0,0)->(3,4): 5 -> 500;  (3,4)->(1,1): sqrt(13) = 3.6056 -> 361;
+    #   (1,1)->(0,0): sqrt(2) = 1.4142 -> 142 (rounded to nearest it would be 141);
+    #   (10,0)->(10,1) and back: 100 + 100.
+    # routing 1203, opening 500 + 700, vehicles 2 x 1000: total 4403.
+    path = write(tmp_path, tiny())
+    for inst in (read_schneider(path), read_instance(path)):
+        solution = CLRPSolution([Route(0, (0, 1)), Route(1, (2,))])
+        solution.check(inst)
+        cost = solution.cost(inst)
+        assert (cost.opening, cost.vehicles, cost.routing, cost.total) == (1200, 2000, 1203, 4403)
+        # the env, stepping the same routes, agrees
+        td = instances_to_tensordict([inst])
+        env = CLRPEnv()
+        final = env.rollout_actions(td, torch.tensor([solution.to_actions(inst.num_depots)]))
+        assert env.cost_parts(final)["total"].item() == 4403
+
+
+def test_a_file_may_omit_name_and_type(tmp_path):
+    data = tiny()
+    del data["name"], data["type"]
+    path = write(tmp_path, data, "no-name.json")
+    assert read_schneider(path).name == "no-name"
+    assert read_instance(path).num_customers == 3  # still dispatched by its entries' index
+
+
+def test_the_layout_predicate():
+    assert is_schneider_layout(tiny())
+    project = {"vehicle_fixed_cost": 1, "rounding": "none", "depots": [], "customers": []}
+    assert not is_schneider_layout(project)
+    assert not is_schneider_layout({**project, "type": "schneider"})  # the project's keys win
+    assert not is_schneider_layout([tiny()]) and not is_schneider_layout(None)
+    bare = {k: v for k, v in tiny().items() if k not in ("vehicle_costs", "type")}
+    assert is_schneider_layout(bare)  # entries with an index
+    assert not is_schneider_layout({"depots": [{"x": 0}], "customers": []})
+
+
+def _benchmark_folder(benchmarks_root):
+    folder = benchmarks_root / "schneider"
+    if not folder.is_dir():
+        pytest.skip(f"no schneider/ folder in {benchmarks_root}")
+    return folder
+
+
+def test_100_5_2c_reads_as_its_json_says(benchmarks_root):
+    path = _benchmark_folder(benchmarks_root) / "100-5-2c.json"
+    raw = json.loads(path.read_text())
+    inst = read_instance(path)
+    assert (inst.num_customers, inst.num_depots) == (100, 5)
+    depots = sorted(raw["depots"], key=lambda d: d["index"])
+    customers = sorted(raw["customers"], key=lambda c: c["index"])
+    np.testing.assert_array_equal(inst.depot_capacity, [d["capacity"] for d in depots])
+    np.testing.assert_array_equal(inst.opening_cost, [d["costs"] for d in depots])
+    np.testing.assert_array_equal(inst.demand, [c["demand"] for c in customers])
+    np.testing.assert_array_equal(inst.customer_locs, [[c["x"], c["y"]] for c in customers])
+    assert (inst.vehicle_capacity, inst.vehicle_fixed_cost) == (70, 1000)
+    # an arc from the set's definition: ceil(100 x Euclidean distance)
+    d, c = depots[3], customers[57]
+    expected = math.ceil(100 * math.hypot(d["x"] - c["x"], d["y"] - c["y"]) - 1e-9)
+    assert inst.cost_matrix()[3, 5 + 57] == expected
+
+
+def test_every_file_reads_and_has_a_best_known_value(benchmarks_root):
+    folder = _benchmark_folder(benchmarks_root)
+    with open(benchmarks_root / "bks" / "schneider_dev_bks.csv", newline="") as f:
+        bks = {row["file"]: float(row["bks"]) for row in csv.DictReader(f)}
+    files, errors = find_instance_files([str(folder)])  # readme.txt is not an instance
+    assert errors == [] and len(files) == 44 == len(bks)
+    for path in files:
+        customers, depots = map(int, re.match(r"(\d+)-(\d+)-", path.name).groups())
+        inst = read_instance(path)
+        assert (inst.num_customers, inst.num_depots) == (customers, depots), path.name
+        assert inst.rounded_costs and path.name in bks
+        assert inst.total_demand() <= inst.depot_capacity.sum()
+
+
+def test_pyvrp_solves_a_100_customer_file_near_its_best_known_value(benchmarks_root):
+    import clrp_rl4co
+
+    path = _benchmark_folder(benchmarks_root) / "100-5-2e.json"
+    result = clrp_rl4co.solve(path, method="pyvrp", seconds=2)
+    inst = read_instance(path)
+    result.solution.check(inst)
+    assert result.objective == result.solution.cost(inst).total
+    # a best-known value is the best found by others, an upper bound on the optimum: a
+    # feasible solution is within a few percent of it (far off: wrong units or convention)
+    gap = 100 * (result.objective - 253888) / 253888
+    assert -1 < gap < 15, gap
+
+
+def _broken(change) -> dict:
+    data = tiny()
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("vehicle_costs"), "instance: missing field(s) ['vehicle_costs']"),
+        (lambda d: d.pop("customers"), "instance: missing field(s) ['customers']"),
+        (lambda d: d.update(extra=1), "instance: unknown field(s) ['extra']"),
+        (lambda d: d.update(name=7), "name: must be a string, got 7"),
+        (lambda d: d.update(vehicle_capacity=0), "vehicle_capacity: must be positive, got 0"),
+        (lambda d: d.update(vehicle_capacity="70"), "vehicle_capacity: must be a number, got '70'"),
+        (lambda d: d.update(vehicle_costs=-1), "vehicle_costs: must be non-negative, got -1"),
+        (lambda d: d.update(depots=[]), "depots: must be a non-empty list, got []"),
+        (lambda d: d.update(customers=[]), "customers: must be a non-empty list, got []"),
+        (lambda d: d["depots"].append(3), "depots[2]: must be an object, got 3"),
+        (
+            lambda d: d["depots"][1].pop("capacity"),
+            "depots[1]: missing field(s) ['capacity'] (expected ['capacity', 'costs', 'index', "
+            "'x', 'y']) (depots[1]: entry 1 of the list counted from 0, index 0)",
+        ),
+        (
+            lambda d: d["customers"][0].update(z=1),
+            "customers[0]: unknown field(s) ['z']",
+        ),
+        (
+            lambda d: d["depots"][0].update(capacity=0),
+            "depots[0].capacity: must be positive, got 0 (depots[0]: entry 0 of the list "
+            "counted from 0, index 1)",
+        ),
+        (
+            lambda d: d["depots"][1].update(capacity=-5),
+            "depots[1].capacity: must be positive, got -5",
+        ),
+        (
+            lambda d: d["depots"][1].update(capacity=None),
+            "depots[1].capacity: must be a number, got None",
+        ),
+        (
+            lambda d: d["depots"][0].update(costs=-1),
+            "depots[0].costs: must be non-negative, got -1",
+        ),
+        (
+            lambda d: d["customers"][2].update(demand=0),
+            "customers[2].demand: must be positive, got 0 (customers[2]: entry 2 of the list "
+            "counted from 0, index 3)",
+        ),
+        (
+            lambda d: d["customers"][1].update(demand=-3),
+            "customers[1].demand: must be positive, got -3",
+        ),
+        (
+            lambda d: d["customers"][1].update(demand="a"),
+            "customers[1].demand: must be a number, got 'a'",
+        ),
+        (
+            lambda d: d["customers"][0].update(demand=True),
+            "customers[0].demand: must be a number, got True",
+        ),
+        (
+            lambda d: d["customers"][0].update(x=float("nan")),
+            "customers[0].x: must be finite, got nan",
+        ),
+        (lambda d: d["depots"][1].update(y=float("inf")), "depots[1].y: must be finite, got inf"),
+        (
+            lambda d: d["customers"][0].update(index=1.5),
+            "customers[0].index: must be a non-negative integer, got 1.5",
+        ),
+        (
+            lambda d: d["customers"][0].update(index=-1),
+            "customers[0].index: must be a non-negative integer, got -1",
+        ),
+        (
+            lambda d: d["customers"][0].update(index="4"),
+            "customers[0].index: must be a number, got '4'",
+        ),
+        (
+            lambda d: d["customers"][2].update(index=0),
+            "customers[2].index: 0 is also the index of depots[1]",
+        ),
+        (
+            lambda d: d["customers"][1].update(index=4),
+            "customers[1].index: 4 is also the index of customers[0]",
+        ),
+        (
+            lambda d: d["customers"][0].update(demand=41),
+            "customers[0].demand: 41 exceeds vehicle_capacity 40 (customers[0]: entry 0 of the "
+            "list counted from 0, index 4)",
+        ),
+        (
+            lambda d: d["depots"][1].update(capacity=25) or d["customers"][2].update(demand=35),
+            "customers[2].demand: 35 exceeds every depot's capacity (the largest: "
+            "depots[0].capacity 30, index 1)",
+        ),
+        (
+            lambda d: d["depots"][1].update(capacity=20) or d["depots"][0].update(capacity=20),
+            "total demand 45 exceeds the total depot capacity 40",
+        ),
+    ],
+)
+def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, message):
+    path = write(tmp_path, _broken(change), "bad.json")
+    for reader in (read_schneider, read_instance):
+        with pytest.raises(ValueError) as info:
+            reader(path)
+        text = str(info.value)
+        assert text.startswith(f"{path}: "), text
+        assert message in text, text
+        assert "\n" not in text and not re.search(r"\w\[0, \d", text)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"{not json", "not valid JSON (Expecting property name enclosed in double quotes"),
+        (b'{"name": "\xff"}', "not a text file (invalid start byte at byte 10)"),
+        (b"[1, 2]", "instance: must be a JSON object, got list"),
+    ],
+)
+def test_a_file_that_is_not_an_object_of_the_set_is_named(tmp_path, content, message):
+    path = tmp_path / "garbage.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as info:
+        read_schneider(path)
+    assert str(info.value).startswith(f"{path}: {message}")
