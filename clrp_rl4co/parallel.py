@@ -233,3 +233,29 @@ def map_ordered(
             if isinstance(executor, ProcessPool):
                 executor.interrupt_running()
     return futures
+
+
+def _suspicious_deaths(dask_scheduler, key) -> int | None:
+    """On a Dask scheduler: how many workers died while running the task ``key``."""
+    task = dask_scheduler.tasks.get(key)
+    return None if task is None else int(task.suspicious)
+
+
+def dask_reruns() -> int | None:
+    """How many times the Dask task calling this was started before, each time on a worker
+    that died while running it (the scheduler's count of the task's suspicious deaths): 0 on
+    its first run; None outside a Dask worker (``distributed`` not even imported).
+
+    With Dask's default ``distributed.scheduler.allowed-failures`` (3), a task whose worker
+    dies is run again on another worker, up to that many deaths; with 0 it fails at once with
+    ``KilledWorker``. The count lets a re-run say that it is one.
+    """
+    if "distributed" not in sys.modules:  # a Dask worker has it imported; nothing else need
+        return None
+    from distributed import get_client
+    from distributed.worker import thread_state
+
+    key = getattr(thread_state, "key", None)
+    if key is None:
+        return None
+    return get_client().run_on_scheduler(_suspicious_deaths, key=key)

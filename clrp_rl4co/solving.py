@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
@@ -206,11 +208,84 @@ def _as_instance(instance: CLRPInstance | str | Path) -> CLRPInstance:
     )
 
 
+#: Largest ``seed``: PyVRP takes unsigned 32-bit seeds and the solvers add offsets to it.
+MAX_SEED = 2**31 - 1
+
+
+def _got(value: object) -> str:
+    """``str 'abc'``: the type and (cut) value of a bad argument, for a message."""
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
 def _check_budget(seconds: float) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real):
+        raise TypeError(f"seconds: must be a number of seconds, got {_got(seconds)}")
     seconds = float(seconds)
     if not (seconds > 0 and math.isfinite(seconds)):
         raise ValueError(f"seconds: must be a positive number of seconds, got {seconds!r}")
     return seconds
+
+
+def _check_arguments(method, seconds, model, seed, progress) -> tuple[float, str | None, int]:
+    """Check what :func:`solve` and :func:`solve_many` share: each bad argument is an error
+    naming the parameter and the value (TypeError: its type, ValueError: its value).
+
+    Returns:
+        ``seconds`` as a float, ``model`` as a str (a path-like model as its path) or None,
+        ``seed`` as an int (a NumPy integer as Python's).
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method: must be a str, one of {list(METHODS)}, got {_got(method)}")
+    if method not in METHODS:
+        raise ValueError(f"method: must be one of {list(METHODS)}, got {method!r}")
+    seconds = _check_budget(seconds)
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if model is not None and not isinstance(model, str):
+        raise TypeError(
+            f"model: must be a model name, a checkpoint path or None, got {_got(model)}"
+        )
+    if model is not None and not model.strip():
+        raise ValueError(f"model: must be a model name or a checkpoint path, got {model!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed: must be an int, got {_got(seed)}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed: must be from 0 to {MAX_SEED} (2**31 - 1), got {int(seed)}")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress: must be a bool, got {_got(progress)}")
+    return seconds, model, int(seed)
+
+
+def _instance_list(instances) -> list:
+    """``instances`` of :func:`solve_many` as a list: one instance or path (a ``str`` or
+    ``os.PathLike``) is a list of one; an iterable is listed, each item checked.
+
+    Raises:
+        TypeError: ``instances`` is not an instance, a path or an ordered iterable of them
+            (the message names ``instances``, or the item as ``instances[k]``, 0-based like
+            the ``index`` of ``on_result``).
+    """
+    from .data.instance import CLRPInstance
+
+    if isinstance(instances, str | os.PathLike | CLRPInstance):
+        return [instances]
+    if isinstance(instances, bytes | bytearray | Mapping | Set) or not isinstance(
+        instances, Iterable
+    ):
+        raise TypeError(
+            "instances: must be a list (or another ordered iterable) of CLRPInstances or file "
+            f"paths, or one of them, got {_got(instances)}"
+        )
+    items = list(instances)
+    for k, item in enumerate(items):
+        if not isinstance(item, str | os.PathLike | CLRPInstance):
+            raise TypeError(
+                f"instances[{k}]: must be a CLRPInstance or a file path, got {_got(item)} "
+                f"(item {k + 1} of {len(items)})"
+            )
+    return items
 
 
 def solve(
@@ -234,13 +309,16 @@ def solve(
         progress: a progress bar within the instance (hybrid).
 
     Raises:
-        ValueError: a bad file, method, model or budget (the message names it); an instance
-            that is obviously infeasible.
+        TypeError: an argument of the wrong type (``seconds="10"``, ``seed=1.5``); the message
+            names the parameter, the type and the value.
+        ValueError: a bad file, method, model, budget or seed (``seconds=0``, ``seed=-1``;
+            the message names the parameter or the file and the value); an instance that is
+            obviously infeasible.
     """
     from .solvers.hybrid import solver_budget
 
     begin = time.perf_counter()
-    seconds = _check_budget(seconds)
+    seconds, model, seed = _check_arguments(method, seconds, model, seed, progress)
     instance = _as_instance(instance)
     method, name = resolve(instance, method, seconds, model)
     policy = load_model(name) if name is not None else None
@@ -283,12 +361,19 @@ def solve(
 
 
 def _solve_task(args: tuple) -> SolveResult:
-    """One instance in a worker (one torch thread)."""
+    """One instance in a worker (one torch thread). On a Dask worker its result says how
+    often it was started before on workers that died (``details["reruns"]``)."""
+    from .parallel import dask_reruns
+
+    reruns = dask_reruns()
     instance, method, seconds, model, seed = args
     import torch
 
     torch.set_num_threads(1)
-    return solve(instance, method, seconds, model, seed)
+    result = solve(instance, method, seconds, model, seed)
+    if reruns is not None:
+        result.details["reruns"] = reruns
+    return result
 
 
 def _solve_here(args: tuple, progress: bool = False) -> SolveResult:
@@ -346,7 +431,8 @@ def solve_many(
     ``error``; the other instances go on.
 
     Args:
-        instances: instances or instance file paths (one instance each).
+        instances: a list (any ordered iterable) of instances or instance file paths (one
+            instance each); a single instance or path (``str`` / ``Path``) is a list of one.
         method, seconds, model, seed: as in :func:`solve`, for every instance.
         workers: instances solved at once when no ``executor`` is given: 1 runs them one
             after another in this process; more uses a :class:`~clrp_rl4co.parallel.ProcessPool`
@@ -357,13 +443,24 @@ def solve_many(
         progress: a progress bar within each instance (hybrid; only when run in this process).
 
     Raises:
-        ValueError: ``method`` unknown or ``seconds`` not positive (before any solving).
+        TypeError / ValueError: an argument of the wrong type or value, as in :func:`solve`,
+            ``instances`` that is not instances or paths, ``workers`` not an int >= 1
+            (before any solving; the message names the parameter and the value).
     """
     from .parallel import ProcessPool, map_ordered
 
-    if method not in METHODS:
-        raise ValueError(f"method: must be one of {list(METHODS)}, got {method!r}")
-    seconds = _check_budget(seconds)
+    seconds, model, seed = _check_arguments(method, seconds, model, seed, progress)
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"workers: must be an int, got {_got(workers)}")
+    if workers < 1:
+        raise ValueError(f"workers: must be >= 1, got {int(workers)}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(
+            f"executor: must be a concurrent.futures.Executor or None, got {_got(executor)}"
+        )
+    if on_result is not None and not callable(on_result):
+        raise TypeError(f"on_result: must be callable or None, got {_got(on_result)}")
+    instances = _instance_list(instances)
     tasks = [(inst, method, seconds, model, seed) for inst in instances]
     pool = None
     if executor is None and workers > 1:

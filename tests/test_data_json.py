@@ -184,8 +184,8 @@ def _broken(change) -> dict:
                 or d["depots"][1].update(capacity=110)
                 or d["customers"][1].update(demand=120.5)
             ),
-            "customers[1].demand: 120.5 exceeds every depot's capacity (the largest: "
-            "depots[1].capacity 110)",
+            "customers[1].demand: 120.5 exceeds every depot's capacity, the largest being "
+            "depots[1].capacity 110",
         ),
         # rules on the whole instance: the env's message, without a batch index
         (
@@ -194,12 +194,17 @@ def _broken(change) -> dict:
         ),
     ],
 )
-def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, message):
+@pytest.mark.parametrize("indent", [None, 2])
+def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, message, indent):
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(_broken(change)))
+    path.write_text(json.dumps(_broken(change), indent=indent))
     with pytest.raises(ValueError) as info:
         read_json_instance(path)
-    assert str(info.value).startswith(f"{path}: ")
+    # "path:LINE: " with a 1-based line; a rule on the whole instance names the lists' lines
+    whole = message.startswith("total demand")
+    assert re.match(re.escape(str(path)) + (": " if whole else r":[1-9]\d*: "), str(info.value))
+    if indent is None:  # the whole file on one line
+        assert str(info.value).startswith(f"{path}: " if whole else f"{path}:1: ")
     assert message in str(info.value)
     # the file's terms: no batch index of the env, no second name after the file's
     assert not re.search(r"\w\[0, \d", str(info.value)) and "instance 0" not in str(info.value)
@@ -219,12 +224,32 @@ def test_a_rule_on_the_whole_instance_is_the_envs_message_alone():
 
 @pytest.mark.parametrize(
     "content, message",
-    [
-        (b"{not json", "not valid JSON (Expecting property name enclosed in double quotes: "),
-        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
-        (b'{"name": ' + b"9" * 5000 + b"}", "not valid JSON (Exceeds the limit (4300 digits)"),
-        (b'{"name": "\xff"}', "not a text file (invalid start byte at byte 10)"),
-        (b"[1, 2]", "instance: must be a JSON object, got list"),
+    [  # every position 1-based: the line after the path, the column in the line
+        (
+            b"{not json",
+            "1: not valid JSON (Expecting property name enclosed in double quotes at column 2)",
+        ),
+        (b'{\n  "a": 1,\n  "b" 2\n}', "3: not valid JSON (Expecting ':' delimiter at column 7)"),
+        (
+            b"[" * 100_000 + b"]" * 100_000,
+            "1: not valid JSON (nested too deeply: 100000 levels of brackets)",
+        ),
+        (  # the line where the nesting is deepest
+            b"[\n" + b"[" * 50_000 + b"\n" + b"[" * 50_000 + b"]" * 100_001,
+            "3: not valid JSON (nested too deeply: 100001 levels of brackets)",
+        ),
+        (b'{"name": ' + b"9" * 5000 + b"}", "1: not valid JSON (Exceeds the limit (4300 digits)"),
+        (  # the integer's line, not that of a string of digits before it
+            b'{\n  "name": "' + b"9" * 5000 + b'",\n  "x": [\n    ' + b"9" * 5000 + b"]}",
+            "4: not valid JSON (Exceeds the limit (4300 digits)",
+        ),
+        (b'{"name": "\xff"}', "1: not a text file (invalid start byte 0xff at column 11)"),
+        (  # the column in characters: "\xc3\xa9" is one
+            b'{\n  "name": "\xc3\xa9\xff"}',
+            "2: not a text file (invalid start byte 0xff at column 13)",
+        ),
+        (b"[1, 2]", "1: instance: must be a JSON object, got list"),
+        (b"\n\n  [1, 2]", "3: instance: must be a JSON object, got list"),
     ],
 )
 def test_a_file_that_is_not_an_instance_object_is_named(tmp_path, content, message):
@@ -232,8 +257,122 @@ def test_a_file_that_is_not_an_instance_object_is_named(tmp_path, content, messa
     path.write_bytes(content)
     with pytest.raises(ValueError) as info:
         read_json_instance(path)
-    assert str(info.value).startswith(f"{path}: {message}")
+    assert str(info.value).startswith(f"{path}:{message}")
     assert "\n" not in str(info.value)
+
+
+#: The file json.dumps(example(), indent=2) writes, line by line (TEXT_LINES[k - 1] is line k).
+TEXT_LINES = [
+    "{", '  "name": "tiny",', '  "vehicle_capacity": 70,', '  "vehicle_fixed_cost": 1000,',
+    '  "rounding": "ceil100",', '  "depots": [',
+    "    {", '      "x": 0,', '      "y": 0,', '      "capacity": 100,',  # depots[0]: 7-12
+    '      "opening_cost": 50', "    },",
+    "    {", '      "x": 10,', '      "y": 0,', '      "capacity": 80,',  # depots[1]: 13-18
+    '      "opening_cost": 40.5', "    }",
+    "  ],", '  "customers": [',
+    "    {", '      "x": 1,', '      "y": 1,', '      "demand": 20', "    },",  # 21-25
+    "    {", '      "x": 9,', '      "y": 1,', '      "demand": 30', "    },",  # 26-30
+    "    {", '      "x": 5,', '      "y": 5,', '      "demand": 15', "    }",  # 31-35
+    "  ]", "}",
+]  # fmt: skip
+
+
+def test_the_example_file_layout_is_json_dumps_indent_2():
+    assert json.dumps(example(), indent=2).split("\n") == TEXT_LINES
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [  # "LINE: field: problem (entry numbers counting from 1; other values' lines)"
+        (
+            lambda d: d["customers"][2].update(demand=-5),
+            "34: customers[2].demand: must be positive, got -5 (customer 3, counting from 1)",
+        ),
+        (  # a missing field: the line where its entry starts
+            lambda d: d["customers"][1].pop("demand"),
+            "26: customers[1]: missing field 'demand' (customer 2, counting from 1)",
+        ),
+        (
+            lambda d: d["depots"][0].update(x="a"),
+            "8: depots[0].x: must be a number, got 'a' (depot 1, counting from 1)",
+        ),
+        (
+            lambda d: d["depots"][1].update(opening_cost=-2),
+            "17: depots[1].opening_cost: must be non-negative, got -2 (depot 2, counting from 1)",
+        ),
+        (  # an unknown field: its own line
+            lambda d: d["customers"][0].update(z=1),
+            "25: customers[0]: unknown field(s) ['z'] (expected ['x', 'y', 'demand']) "
+            "(customer 1, counting from 1)",
+        ),
+        (lambda d: d.update(extra=1), "37: instance: unknown field(s) ['extra'] (expected "),
+        (
+            lambda d: d["customers"].append(5),
+            "36: customers[3]: must be an object, got 5 (customer 4, counting from 1)",
+        ),
+        (lambda d: d.update(depots=[]), "6: depots: must be a non-empty list, got []"),
+        (lambda d: d.update(vehicle_capacity=0), "3: vehicle_capacity: must be positive, got 0"),
+        (lambda d: d.update(rounding="floor"), "5: rounding: must be one of ['ceil100', 'none']"),
+        (lambda d: d.update(name=7), "2: name: must be a string, got 7"),
+        (  # a missing top-level field: the line where the object starts
+            lambda d: d.pop("vehicle_fixed_cost"),
+            "1: instance: missing field 'vehicle_fixed_cost'",
+        ),
+        (  # a demand above a limit: the limit's line too
+            lambda d: d["customers"][0].update(demand=75),
+            "24: customers[0].demand: 75 exceeds vehicle_capacity 70 (customer 1, counting from "
+            "1; vehicle_capacity on line 3)",
+        ),
+        (
+            lambda d: (
+                d.update(vehicle_capacity=150)
+                or d["depots"][1].update(capacity=110)
+                or d["customers"][1].update(demand=120.5)
+            ),
+            "29: customers[1].demand: 120.5 exceeds every depot's capacity, the largest being "
+            "depots[1].capacity 110 (customer 2 and depot 2, counting from 1; depots[1].capacity "
+            "on line 16)",
+        ),
+        (  # a rule on the whole instance: the lines of the lists it reads, after "path: "
+            lambda d: d["depots"][0].update(capacity=40) or d["depots"][1].update(capacity=20),
+            " total demand 65 exceeds total depot_capacity 60 (customers on lines 20-36, depots "
+            "on lines 6-19)",
+        ),
+    ],
+)
+def test_errors_name_the_1_based_line_and_entry_number(tmp_path, change, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_broken(change), indent=2))
+    with pytest.raises(ValueError) as info:
+        read_json_instance(path)
+    assert str(info.value).startswith(f"{path}:{message}")
+    assert "\n" not in str(info.value)
+
+
+def test_without_a_file_the_message_has_the_entry_number_and_no_line():
+    data = _broken(lambda d: d["customers"][2].update(demand=-5))
+    with pytest.raises(ValueError) as info:
+        instance_from_dict(data)
+    assert str(info.value) == (
+        "customers[2].demand: must be positive, got -5 (customer 3, counting from 1)"
+    )
+    data = _broken(lambda d: d["customers"][0].update(demand=75))
+    with pytest.raises(ValueError) as info:
+        instance_from_dict(data)
+    assert str(info.value) == (
+        "customers[0].demand: 75 exceeds vehicle_capacity 70 (customer 1, counting from 1)"
+    )
+
+
+def test_a_repeated_key_is_located_at_the_value_json_keeps(tmp_path):
+    # json.loads keeps the last of repeated keys: the message points at that one
+    path = tmp_path / "twice.json"
+    lines = json.dumps(example(), indent=2).split("\n")
+    lines.insert(2, '  "vehicle_capacity": 70,')  # line 3; the original moves to line 4
+    lines[3] = '  "vehicle_capacity": -1,'
+    path.write_text("\n".join(lines))
+    with pytest.raises(ValueError, match=re.escape(f"{path}:4: vehicle_capacity: must be pos")):
+        read_json_instance(path)
 
 
 def test_an_unreadable_file_is_an_os_error_naming_it(tmp_path):

@@ -301,16 +301,61 @@ TOY_FIELDS = (
 )
 
 
-def test_truncated_file_names_each_missing_field_and_token(tmp_path):
+def test_truncated_file_names_each_missing_field_and_the_last_value(tmp_path):
+    # all on line 1: the message names the field that is missing and the value before it
     path = tmp_path / "toy.dat"
     write_prodhon(_toy(), path)
     tokens = path.read_text().split()
     assert len(tokens) == len(TOY_FIELDS) == 22
     for k, field in enumerate(TOY_FIELDS):
         path.write_text(" ".join(tokens[:k]))
-        message = f"{path}: file ends before {field} (token {k + 1}; truncated file?)"
+        if k == 0:
+            message = f"{path}:1: file ends before {field} (no values in it)"
+        else:
+            message = (
+                f"{path}:1: file ends before {field} (the data ends on line 1 with "
+                f"{tokens[k - 1]!r}; truncated file?)"
+            )
         with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
             read_prodhon(path)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_truncated_file_names_the_line_where_its_data_ends(tmp_path, newline):
+    # the file cut after each of its lines (blank lines then follow the cut, as in a file
+    # whose end was lost): the message names the last line that has data, 1-based
+    path = tmp_path / "toy.dat"
+    for cut in range(1, len(TOY_LINES)):
+        kept = TOY_LINES[:cut] + [""] * 3
+        path.write_bytes(newline.join(kept).encode())
+        last = max(k for k in range(1, cut + 1) if TOY_LINES[k - 1])
+        with pytest.raises(ValueError) as info:
+            read_prodhon(path)
+        value = TOY_LINES[last - 1].split()[-1]
+        assert str(info.value).startswith(f"{path}:{last}: file ends before ")
+        assert str(info.value).endswith(
+            f" (the data ends on line {last} with {value!r}; truncated file?)"
+        )
+    # cut inside a line: depot 2 has its x (line 5) but not its y
+    path.write_bytes(newline.join(TOY_LINES[:4] + ["10"]).encode())
+    message = (
+        f"{path}:5: file ends before depot 2 y (the data ends on line 5 with '10'; truncated file?)"
+    )
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        read_prodhon(path)
+    # the route fixed cost (line 23) is the last value: the flag (line 25) is missing
+    path.write_bytes(newline.join(TOY_LINES[:24]).encode())
+    message = (
+        f"{path}:23: file ends before cost-type flag (the data ends on line 23 with '10'; "
+        "truncated file?)"
+    )
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        read_prodhon(path)
+    # blank lines only: line 1
+    path.write_bytes(newline.join(["", " ", "\t", ""]).encode())
+    message = f"{path}:1: file ends before number of customers (no values in it)"
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        read_prodhon(path)
 
 
 def test_a_byte_that_is_not_utf8_is_a_bad_token(tmp_path):

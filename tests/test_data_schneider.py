@@ -171,7 +171,7 @@ def _broken(change) -> dict:
         (
             lambda d: d["depots"][1].pop("capacity"),
             "depots[1]: missing field(s) ['capacity'] (expected ['capacity', 'costs', 'index', "
-            "'x', 'y']) (depots[1]: entry 1 of the list counted from 0, index 0)",
+            "'x', 'y']) (depot 2, counting from 1, index 0)",
         ),
         (
             lambda d: d["customers"][0].update(z=1),
@@ -179,8 +179,7 @@ def _broken(change) -> dict:
         ),
         (
             lambda d: d["depots"][0].update(capacity=0),
-            "depots[0].capacity: must be positive, got 0 (depots[0]: entry 0 of the list "
-            "counted from 0, index 1)",
+            "depots[0].capacity: must be positive, got 0 (depot 1, counting from 1, index 1)",
         ),
         (
             lambda d: d["depots"][1].update(capacity=-5),
@@ -196,8 +195,7 @@ def _broken(change) -> dict:
         ),
         (
             lambda d: d["customers"][2].update(demand=0),
-            "customers[2].demand: must be positive, got 0 (customers[2]: entry 2 of the list "
-            "counted from 0, index 3)",
+            "customers[2].demand: must be positive, got 0 (customer 3, counting from 1, index 3)",
         ),
         (
             lambda d: d["customers"][1].update(demand=-3),
@@ -238,8 +236,8 @@ def _broken(change) -> dict:
         ),
         (
             lambda d: d["customers"][0].update(demand=41),
-            "customers[0].demand: 41 exceeds vehicle_capacity 40 (customers[0]: entry 0 of the "
-            "list counted from 0, index 4)",
+            "customers[0].demand: 41 exceeds vehicle_capacity 40 (customer 1, counting from 1, "
+            "index 4)",
         ),
         (
             lambda d: d["depots"][1].update(capacity=25) or d["customers"][2].update(demand=35),
@@ -258,17 +256,22 @@ def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, messag
         with pytest.raises(ValueError) as info:
             reader(path)
         text = str(info.value)
-        assert text.startswith(f"{path}: "), text
+        start = re.match(rf"{re.escape(str(path))}:(\d+): ", text)
+        assert start is not None, text
         assert message in text, text
         assert "\n" not in text and not re.search(r"\w\[0, \d", text)
+        field = message.split(":")[0]  # customers[2].demand: the line holds that field
+        if "." in field:
+            line = path.read_text().splitlines()[int(start.group(1)) - 1]
+            assert f'"{field.rsplit(".", 1)[1]}"' in line, (line, text)
 
 
 @pytest.mark.parametrize(
     "content, message",
     [
-        (b"{not json", "not valid JSON (Expecting property name enclosed in double quotes"),
-        (b'{"name": "\xff"}', "not a text file (invalid start byte at byte 10)"),
-        (b"[1, 2]", "instance: must be a JSON object, got list"),
+        (b"{not json", "1: not valid JSON (Expecting property name enclosed in double quotes"),
+        (b'{"name":\n "\xff"}', "2: not a text file (invalid start byte)"),
+        (b"[1, 2]", "1: instance: must be a JSON object, got list"),
     ],
 )
 def test_a_file_that_is_not_an_object_of_the_set_is_named(tmp_path, content, message):
@@ -276,4 +279,4 @@ def test_a_file_that_is_not_an_object_of_the_set_is_named(tmp_path, content, mes
     path.write_bytes(content)
     with pytest.raises(ValueError) as info:
         read_schneider(path)
-    assert str(info.value).startswith(f"{path}: {message}")
+    assert str(info.value).startswith(f"{path}:{message}")

@@ -161,7 +161,7 @@ def test_render_reads_the_cost_of_a_final_state_without_replaying(monkeypatch):
 
     monkeypatch.setattr(CLRPEnv, "rollout_actions", no_replay)
     ax = env.render(final, torch.tensor([SOLUTION, SOLUTION]), index=1)
-    assert ax.get_title().startswith(f"cost {COST:.4g} = depots 7 + vehicles 2 + routing ")
+    assert ax.get_title().startswith(f"cost {COST:.10g} = depots 7 + vehicles 2 + routing ")
     assert ax.get_title().endswith("\n1 open depots, 2 routes")
     plt.close(ax.figure)
 
@@ -192,6 +192,28 @@ def test_render_module_takes_the_cost_parts_it_shows():
     plt.close(ax.figure)
 
 
+def test_the_title_prints_costs_in_full_not_in_exponent_notation():
+    import importlib
+
+    import matplotlib.pyplot as plt  # the Agg backend: MPLBACKEND in conftest.py
+
+    render_module = importlib.import_module("clrp_rl4co.envs.clrp.render")
+    # a Prins-scale cost (coord50-5-1's size): all its digits, as the CLI's plot_title
+    costs = {"total": 90111.0, "opening": 31582.0, "vehicles": 12000.0, "routing": 46529.0}
+    ax = render_module.render(small(1), torch.tensor(SOLUTION), costs=costs)
+    assert ax.get_title().split("\n")[0] == (
+        "cost 90111 = depots 31582 + vehicles 12000 + routing 46529"
+    )
+    plt.close(ax.figure)
+    # real costs: 10 significant digits
+    costs = {"total": 1234567.891234, "opening": 7.0, "vehicles": 2.0, "routing": 1234558.891234}
+    ax = render_module.render(small(1), torch.tensor(SOLUTION), costs=costs)
+    assert ax.get_title().split("\n")[0] == (
+        "cost 1234567.891 = depots 7 + vehicles 2 + routing 1234558.891"
+    )
+    plt.close(ax.figure)
+
+
 def test_plot_solution_writes_a_png_titled_with_its_heading_and_cost_parts(tmp_path, monkeypatch):
     # a library function: the caller's backend is not switched, no figure stays with pyplot
     import matplotlib
@@ -218,7 +240,7 @@ def test_plot_solution_writes_a_png_titled_with_its_heading_and_cost_parts(tmp_p
     assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 1000
     heading, cost, summary = titles[0].split("\n")
     assert heading == "small: NN" and summary == "1 open depots, 2 routes"
-    assert cost.startswith(f"cost {COST:.4g} = depots 7 + vehicles 2 + routing ")
+    assert cost.startswith(f"cost {COST:.10g} = depots 7 + vehicles 2 + routing ")
     # given cost parts, on an instance (no final state) without a heading
     parts = {"total": 12.5, "opening": 7.0, "vehicles": 2.0, "routing": 3.5}
     plot_solution(small(1), torch.tensor(SOLUTION), tmp_path / "given.png", costs=parts)

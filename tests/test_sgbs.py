@@ -169,6 +169,7 @@ def test_chunks_reuse_and_training_mode_leave_the_result_alone():
         "multistart_steps",
         "simulated_children",
         "seconds",
+        "stopped",
     }
     assert full.stats["seconds"] > 0 and full.stats["expansions"] > 0
     # instances in chunks of two and one (max_batch = 2 x beta x gamma): the same greedy start,
@@ -204,3 +205,29 @@ def test_sgbs_decode_spec_in_evaluation():
     env.check_solution_validity(env.reset(td.clone()), actions)
     greedy_actions, greedy_parts, _ = decode_batch(policy, env, td, "multistart_greedy")
     assert (parts["total"] <= greedy_parts["total"] + 1e-9).all()
+
+
+def test_a_stop_ends_the_search_with_its_best_so_far():
+    """Stopped before the first expansion, SGBS is the greedy multistart result (its first
+    step); stopped after a few expansions it is between that and the full search, and every
+    returned solution replays to its reward."""
+    env, policy, td = _clrp(16)
+    policy.eval()
+    with torch.no_grad():
+        greedy, _ = _multistart_greedy(env, policy, td)
+    at_once = sgbs(env, policy, td, beta=4, gamma=4, augment=1, stop=lambda: True)
+    assert torch.equal(at_once.reward, greedy)
+    assert at_once.stats["expansions"] == 0 and at_once.stats["stopped"]
+    asked = []
+
+    def after_three() -> bool:
+        asked.append(None)
+        return len(asked) > 3
+
+    partial = sgbs(env, policy, td, beta=4, gamma=4, augment=1, stop=after_three)
+    full = sgbs(env, policy, td, beta=4, gamma=4, augment=1)
+    assert partial.stats["expansions"] == 3 and partial.stats["stopped"]
+    assert not full.stats["stopped"] and full.stats["expansions"] > 3
+    assert (partial.reward >= greedy).all() and (full.reward >= partial.reward).all()
+    replay = env.get_reward(env.reset(td.clone()), partial.actions)
+    assert torch.allclose(replay, partial.reward)

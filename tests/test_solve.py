@@ -16,6 +16,7 @@ from clrp_rl4co.solving import (
     auto_method,
     auto_model,
     generalist_model,
+    load_model,
     looks_like_paper,
     solve,
 )
@@ -71,14 +72,14 @@ def test_one_difference_from_the_training_data_means_the_generalist(change):
     ],
 )
 def test_the_generalist_is_the_trained_run_once_it_ships(monkeypatch, shipped, expected):
-    import clrp_rl4co.policies.pretrained as pretrained
+    import clrp_rl4co.pretrained as pretrained  # where solving imports shipped_models from
 
     monkeypatch.setattr(pretrained, "shipped_models", lambda name=None: sorted(shipped))
     assert generalist_model() == expected
 
 
 def test_no_shipped_generalist_is_an_error(monkeypatch):
-    import clrp_rl4co.policies.pretrained as pretrained
+    import clrp_rl4co.pretrained as pretrained  # where solving imports shipped_models from
 
     monkeypatch.setattr(pretrained, "shipped_models", lambda name=None: ["drlhq_clrp50"])
     with pytest.raises(FileNotFoundError, match="drlhqcf_mixed"):
@@ -235,11 +236,28 @@ def test_a_requested_stop_marks_the_result_interrupted():
     assert result.interrupted and result.seconds < 10.0
 
 
-def test_sgbs_that_does_not_fit_says_so():
+def test_sgbs_that_does_not_fit_says_so(monkeypatch):
+    import clrp_rl4co.solvers.hybrid as hybrid
+
+    monkeypatch.setattr(hybrid, "SGBS_FIRST_STEP_FACTOR", 1e9)  # its first step never fits
     instance = random_instance(15, seed=2)
     result = solve(instance, "sgbs", seconds=0.5, model="drlhq_clrp20")
     assert result.method == "sgbs" and "sgbs" not in result.details["decode"]
     assert result.details["note"].startswith("SGBS does not fit in the budget")
+    result.solution.check(instance)
+
+
+def test_sgbs_uses_its_budget_and_returns_within_it():
+    """30 customers, 3 s: x8 takes a fraction of a second and all of SGBS 4x4+aug8 about as
+    long as the budget; SGBS runs (anytime), returns by the budget (a generous margin for a
+    loaded machine) and is never worse than x8 on the same instance."""
+    instance = random_instance(30, seed=2)
+    load_model("drlhq_clrp20")  # loaded once per process: not part of what is compared
+    x8 = solve(instance, "x8", seconds=3.0, model="drlhq_clrp20")
+    result = solve(instance, "sgbs", seconds=3.0, model="drlhq_clrp20")
+    assert result.details["decode"] == "x8+sgbs" and "note" not in result.details
+    assert result.seconds <= 3.0 * 1.05 + 0.5
+    assert result.objective <= x8.objective + 1e-9
     result.solution.check(instance)
 
 
@@ -260,6 +278,76 @@ def test_solve_many_checks_method_and_budget_before_solving():
     with pytest.raises(ValueError, match="seconds: must be a positive"):
         solve_many([random_instance(6, seed=1)], "exact", 0, on_result=lambda *a: calls.append(a))
     assert calls == []
+
+
+#: Bad arguments of solve and solve_many: (keyword arguments, error, message).
+BAD_ARGUMENTS = [
+    (dict(seconds="abc"), TypeError, "seconds: must be a number of seconds, got str 'abc'"),
+    (dict(seconds=None), TypeError, "seconds: must be a number of seconds, got NoneType None"),
+    (dict(seconds=True), TypeError, "seconds: must be a number of seconds, got bool True"),
+    (dict(seconds=-2), ValueError, "seconds: must be a positive number of seconds, got -2.0"),
+    (dict(seed=1.5), TypeError, "seed: must be an int, got float 1.5"),
+    (dict(seed="3"), TypeError, "seed: must be an int, got str '3'"),
+    (dict(seed=-1), ValueError, r"seed: must be from 0 to 2147483647 \(2\*\*31 - 1\), got -1"),
+    (dict(seed=2**31), ValueError, "seed: must be from 0 to 2147483647 .* got 2147483648"),
+    (dict(method=3), TypeError, r"method: must be a str, one of \['auto', .* got int 3"),
+    (dict(method=None), TypeError, "method: must be a str, .* got NoneType None"),
+    (dict(method="fast"), ValueError, "method: must be one of .* got 'fast'"),
+    (dict(model=3), TypeError, "model: must be a model name, a checkpoint path or None, got int 3"),
+    (dict(model=""), ValueError, "model: must be a model name or a checkpoint path, got ''"),
+    (dict(progress="yes"), TypeError, "progress: must be a bool, got str 'yes'"),
+    (dict(progress=None), TypeError, "progress: must be a bool, got NoneType None"),
+]
+
+
+@pytest.mark.parametrize("kwargs, error, message", BAD_ARGUMENTS)
+def test_each_bad_argument_is_named_with_its_value(kwargs, error, message):
+    from clrp_rl4co.solving import solve_many
+
+    instance = random_instance(6, seed=1, num_depots=2)
+    args = {"method": "exact", "seconds": 5.0, **kwargs}
+    with pytest.raises(error, match="^" + message + "$"):
+        solve(instance, **args)
+    seen = []
+    with pytest.raises(error, match="^" + message + "$"):
+        solve_many([instance], **args, on_result=lambda *a: seen.append(a))
+    assert seen == []  # before any solving
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(workers=0), ValueError, "workers: must be >= 1, got 0"),
+        (dict(workers=-3), ValueError, "workers: must be >= 1, got -3"),
+        (dict(workers=2.5), TypeError, "workers: must be an int, got float 2.5"),
+        (dict(workers="4"), TypeError, "workers: must be an int, got str '4'"),
+        (dict(workers=True), TypeError, "workers: must be an int, got bool True"),
+        (dict(executor=4), TypeError, "executor: must be a concurrent.futures.Executor or None, "
+                                      "got int 4"),
+        (dict(on_result="print"), TypeError, "on_result: must be callable or None, got str "
+                                             "'print'"),
+    ],
+)  # fmt: skip
+def test_each_bad_argument_of_solve_many_is_named_with_its_value(kwargs, error, message):
+    from clrp_rl4co.solving import solve_many
+
+    with pytest.raises(error, match="^" + message + "$"):
+        solve_many([random_instance(6, seed=1, num_depots=2)], "exact", 5.0, **kwargs)
+
+
+def test_numpy_numbers_and_a_path_like_model_are_arguments_too(monkeypatch):
+    import clrp_rl4co.solvers as solvers
+
+    fake = _Recorder("optimal")
+    monkeypatch.setattr(solvers, "solve_exact", fake)
+    result = solve(_big_depot_instance(), "exact", seconds=np.float32(5), seed=np.int64(7))
+    assert result.status == "optimal" and fake.calls[0]["seed"] == 7
+    assert type(fake.calls[0]["seed"]) is int
+    from pathlib import Path
+
+    from clrp_rl4co.solving import _check_arguments
+
+    assert _check_arguments("x8", 1, Path("runs/x/policy"), 0, False) == (1.0, "runs/x/policy", 0)
 
 
 def test_solve_many_reports_each_instance_in_order_and_failures_as_results(tmp_path):

@@ -1,10 +1,13 @@
 """Many instances on a real local Dask cluster (two worker processes): the same results as one
-process, and a worker killed mid-instance costs only that instance."""
+process, and a worker killed mid-instance costs only that instance: with
+``allowed-failures: 0`` it is a ``failed`` result naming ``KilledWorker``; with Dask's default
+it is run again on another worker and its result says so (``details["reruns"]``)."""
 
 from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 from test_solve_many import _kill_the_large_run, _large, _objectives
@@ -30,6 +33,53 @@ def cluster():
             yield client
 
 
+@pytest.fixture(scope="module")
+def retrying_cluster():
+    """A real local Dask cluster with Dask's default ``allowed-failures`` (a task whose worker
+    dies is run again elsewhere)."""
+    import dask
+    import yaml
+
+    defaults = Path(distributed.__file__).with_name("distributed.yaml")
+    default = yaml.safe_load(defaults.read_text())["distributed"]["scheduler"]["allowed-failures"]
+    assert default > 0
+    # the other cluster's setting (0) holds while its module-scoped fixture lives: undo it here
+    with dask.config.set({"distributed.scheduler.allowed-failures": default}):
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as local,
+            distributed.Client(local) as client,
+        ):
+            yield client
+
+
+def _killed_mid_run(client, items: list, seconds: float) -> list:
+    """``solve_many`` of ``items`` on ``client``; the worker running ``items[1]`` (the large
+    one) is killed once the two others are done."""
+    results: list = [None] * 3
+    executor = client.get_executor()
+
+    def record(index, result):
+        results[index] = result
+
+    def pid():
+        busy = [w for w, keys in client.processing().items() if keys]
+        if len(busy) != 1:
+            return None
+        return client.run(os.getpid, workers=busy)[busy[0]]
+
+    run = threading.Thread(
+        target=lambda: results.__setitem__(
+            slice(None), solve_many(items, "auto", seconds, executor=executor, on_result=record)
+        )
+    )
+    run.start()
+    _kill_the_large_run(results, pid)
+    run.join(timeout=120)
+    return results
+
+
 def test_a_dask_cluster_gives_the_serial_results(cluster, tiny_instances, serial):
     results = solve_many(
         tiny_instances, method="exact", seconds=20, executor=cluster.get_executor()
@@ -40,29 +90,21 @@ def test_a_dask_cluster_gives_the_serial_results(cluster, tiny_instances, serial
 def test_a_dask_worker_killed_mid_instance_costs_only_that_instance(
     cluster, tiny_instances, serial
 ):
-    results: list = [None] * 3
-    items = [tiny_instances[0], _large(), tiny_instances[1]]
-    executor = cluster.get_executor()
-
-    def record(index, result):
-        results[index] = result
-
-    def pid():
-        busy = [w for w, keys in cluster.processing().items() if keys]
-        if len(busy) != 1:
-            return None
-        return cluster.run(os.getpid, workers=busy)[busy[0]]
-
-    run = threading.Thread(
-        target=lambda: results.__setitem__(
-            slice(None), solve_many(items, "auto", 30, executor=executor, on_result=record)
-        )
-    )
-    run.start()
-    _kill_the_large_run(results, pid)
-    run.join(timeout=60)
+    results = _killed_mid_run(cluster, [tiny_instances[0], _large(), tiny_instances[1]], 30)
     assert results[1].status == "failed" and "KilledWorker" in results[1].error
     assert _objectives([results[0], results[2]]) == _objectives(serial[:2])
+    assert all(r.details.get("reruns") == 0 for r in (results[0], results[2]))
+
+
+def test_with_dasks_default_a_killed_instance_is_run_again_and_says_so(
+    retrying_cluster, tiny_instances, serial
+):
+    items = [tiny_instances[0], _large(), tiny_instances[1]]
+    results = _killed_mid_run(retrying_cluster, items, 8)
+    assert results[1].status == "feasible" and results[1].details["reruns"] == 1
+    results[1].solution.check(items[1])
+    assert _objectives([results[0], results[2]]) == _objectives(serial[:2])
+    assert results[0].details["reruns"] == 0
 
 
 def _evaluate(argv: list[str]):

@@ -385,3 +385,52 @@ def test_submit_after_shutdown_is_refused_and_shutdown_waits_for_every_task_by_d
     assert all(f.done() and f.result() == "slept" for f in futures)
     with pytest.raises(RuntimeError, match="cannot submit after shutdown"):
         pool.submit(divmod, 1, 1)
+
+
+# ---------------------------------------------------------------- what ``instances`` may be
+def _tiny_file(tmp_path: Path) -> Path:
+    from instances import random_instance
+
+    from clrp_rl4co.data import write_json_instance
+
+    path = tmp_path / "tiny.json"
+    write_json_instance(random_instance(6, seed=1, num_depots=2), path)
+    return path
+
+
+def test_one_path_as_text_or_path_is_one_instance(tmp_path):
+    # not the characters of the text, each a "file" that fails
+    path = _tiny_file(tmp_path)
+    seen = []
+    for given in (str(path), path):
+        results = solve_many(given, "exact", 5.0, on_result=lambda i, r: seen.append(i))
+        assert [r.status for r in results] == ["optimal"]
+    assert seen == [0, 0]  # one instance each time
+    # so is one instance, and any ordered iterable of them is listed (a generator too)
+    from clrp_rl4co.data import read_json_instance
+
+    (result,) = solve_many(read_json_instance(path), "exact", 5.0)
+    assert result.status == "optimal"
+    results = solve_many((p for p in [path, str(path)]), "exact", 5.0)
+    assert [r.status for r in results] == ["optimal", "optimal"]
+
+
+@pytest.mark.parametrize(
+    "instances, message",
+    [
+        (5, r"instances: must be a list \(or another ordered iterable\) of CLRPInstances or "
+            r"file paths, or one of them, got int 5$"),
+        (None, "instances: must be a list .* got NoneType None"),
+        (b"tiny.json", "instances: must be a list .* got bytes b'tiny.json'"),
+        ({"tiny.json"}, "instances: must be a list .* got set {'tiny.json'}"),
+        ({"a": "tiny.json"}, "instances: must be a list .* got dict {'a': 'tiny.json'}"),
+        ([Path("a.json"), 7], r"instances\[1\]: must be a CLRPInstance or a file path, got int 7 "
+                              r"\(item 2 of 2\)"),
+        ([None], r"instances\[0\]: must be a CLRPInstance or a file path, got NoneType None"),
+    ],
+)  # fmt: skip
+def test_what_is_not_instances_or_paths_is_a_type_error_naming_instances(instances, message):
+    seen = []
+    with pytest.raises(TypeError, match="^" + message):
+        solve_many(instances, "exact", 5.0, on_result=lambda *a: seen.append(a))
+    assert seen == []  # before any solving

@@ -662,31 +662,32 @@ def test_only_the_first_unit_may_use_first_seconds_and_a_skipped_unit_is_logged(
 @pytest.fixture
 def sgbs_decode(monkeypatch):
     """x8 decoding that takes 0.5 s on the clock; SGBS (the package's ``decode_batch``)
-    replaced by a recorder that returns S1."""
+    replaced by a recorder that returns S1 (and keeps the ``stop`` it was given)."""
     import torch
 
     import clrp_rl4co.models as models
 
-    clock, calls = FakeClock(), []
+    clock, calls, stops = FakeClock(), [], []
 
     def rollouts(policy, env, decoded, augment, starts):
         clock.now += 0.5
         return fake_rollouts([S2, S3], 3)(policy, env, decoded, augment, starts)
 
-    def decode_batch(policy, env, td, spec):
+    def decode_batch(policy, env, td, spec, stop=None):
         calls.append((policy, env, spec, td["locs"].shape))
+        stops.append(stop)
         actions = torch.tensor([S1.to_actions(3)])
         return actions, {"total": torch.tensor([COST["S1"]], dtype=torch.float32)}, None
 
     monkeypatch.setattr(hybrid, "_rollouts", rollouts)
     monkeypatch.setattr(models, "decode_batch", decode_batch)
     monkeypatch.setattr(hybrid, "SGBS_FACTOR", 40.0)
-    return clock, calls
+    return clock, calls, stops
 
 
 def test_sgbs_runs_after_x8_when_its_predicted_time_fits(sgbs_decode):
     """x8 took 0.5 s, so SGBS is predicted 40 x 0.5 = 20 s: with 20.5 s it fits exactly."""
-    clock, calls = sgbs_decode
+    clock, calls, _ = sgbs_decode
     policy = Policy()
     found = learned_starts(corner(), policy, seconds=20.5, count=2, env="env", clock=clock)
     assert found.decode == "x8+sgbs" and found.trajectories == 8 * 2 + 1
@@ -699,10 +700,30 @@ def test_sgbs_runs_after_x8_when_its_predicted_time_fits(sgbs_decode):
     assert found.decode == "x8" and calls == []
 
 
+def test_sgbs_asked_for_runs_whenever_its_first_step_fits_and_stops_at_the_deadline(
+    sgbs_decode,
+):
+    """SGBS asked for by name: x8 took 0.5 s, so SGBS's own first step (a greedy multistart as
+    long) fits twice over in 1.0 s: it runs (the hybrid's rule would want 40 x 0.5 = 20 s), and
+    its stop says yes from the budget's end less one x8 time (the last expansion's overrun)."""
+    clock, calls, stops = sgbs_decode
+    begin = clock.now
+    found = learned_starts(corner(), Policy(), seconds=1.5, count=2, sgbs=True, env="env",
+                           clock=clock)  # fmt: skip
+    assert found.decode == "x8+sgbs" and len(calls) == 1
+    stop = stops[-1]
+    clock.now = begin + 1.5 - 0.5 - 1e-9
+    assert not stop()
+    clock.now = begin + 1.0
+    assert stop()
+    found = learned_starts(corner(), Policy(), seconds=1.4, sgbs=True, env="env", clock=clock)
+    assert found.decode == "x8" and len(calls) == 1  # 0.9 s left: the first step may not fit
+
+
 def test_sgbs_follows_only_an_x8_decode(sgbs_decode, monkeypatch):
     """Also: more depots than customers in a unit-by-unit decode (the depots' node indices
     are left as they are when the customers are mapped back)."""
-    clock, calls = sgbs_decode
+    clock, calls, _ = sgbs_decode
     monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 5 * 2)  # x8 does not fit in memory
     found = learned_starts(corner(), Policy(), seconds=1e6, env="env", clock=clock)
     assert found.decode.startswith("greedy") and calls == []

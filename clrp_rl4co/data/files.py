@@ -3,9 +3,9 @@ its reader.
 
 * ``.json``: parsed here to see its layout. An object of Schneider & Löffler's layout
   (:func:`.schneider.is_schneider_layout`: ``vehicle_costs``, ``type``, entries with ``index``)
-  is built from that parse by :mod:`.schneider`; anything else, a file that is not JSON
-  included, goes to :func:`.json_instance.read_json_instance` whole (it parses the file again,
-  so that its messages, with their lines, stay its own);
+  goes to :func:`.schneider.read_schneider`; anything else, a file that is not JSON included,
+  to :func:`.json_instance.read_json_instance` (each parses the file again, so that its
+  messages, with their lines, stay its own);
 * ``.npz``: a dataset of the package (one instance per row);
 * anything else: the Prodhon format (:mod:`.prodhon`).
 """
@@ -75,20 +75,18 @@ def read_instances(path: str | Path) -> list[FileInstance]:
 
 def _read_json(path: Path) -> CLRPInstance:
     """The instance of a ``.json`` file, by its layout (the module doc); errors start with the
-    path."""
+    path and the line (each reader parses the file again, so that its messages stay its
+    own)."""
     from .json_instance import read_json_instance
-    from .schneider import instance_from_schneider, is_schneider_layout
+    from .schneider import is_schneider_layout, read_schneider
 
     try:
         data = json.loads(path.read_bytes().decode())
     except (UnicodeDecodeError, RecursionError, ValueError):
         data = None  # not JSON: the JSON reader's message says why
-    if not is_schneider_layout(data):
-        return read_json_instance(path)
-    try:
-        return instance_from_schneider(data, name=path.stem)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    if is_schneider_layout(data):
+        return read_schneider(path)
+    return read_json_instance(path)
 
 
 def read_instance(path: str | Path) -> CLRPInstance:

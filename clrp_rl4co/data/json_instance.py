@@ -15,13 +15,23 @@
 ``rounding`` is the arc cost convention: ``"ceil100"`` (each arc costs ``ceil(100 x
 distance)``, Prodhon flag 0) or ``"none"`` (the Euclidean distance itself, Prodhon flag 1).
 ``name`` is optional (default: the file's stem). Depots and customers are numbered from 0 in
-the order they are listed. Every error names the file, the field and the value.
+the order they are listed (``customers[0]`` is the first customer, as in solution files).
+
+Every error of :func:`read_json_instance` names the file and a 1-based line (``path:LINE: ``;
+a rule on the whole instance names the lines of the lists it reads instead), then the field
+by its JSON path and the value. A path's list positions count from 0, as JSON's do; the
+message then gives the entry's number counting from 1, as the Prodhon reader numbers
+customers and depots::
+
+    bad.json:14: customers[2].demand: must be positive, got -5 (customer 3, counting from 1)
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,25 +43,80 @@ from .instance import FLOAT32_RANGE, CLRPInstance, outside_float32, oversized_de
 ROUNDING = {"ceil100": True, "none": False}
 
 
-def _show(value: Any, limit: int = 60) -> str:
+def show_value(value: Any, limit: int = 60) -> str:
     """``repr(value)``, cut to ``limit`` characters (a whole list or a 4,000-digit number
     does not belong in a one-line message)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _number(value: Any, where: str) -> float:
+def json_number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where}: must be a number, got {_show(value)}")
+        raise ValueError(f"{where}: must be a number, got {show_value(value)}")
     try:
         number = float(value)
     except OverflowError:  # an integer beyond float's range
         number = math.inf
     if not math.isfinite(number):
-        raise ValueError(f"{where}: must be finite, got {_show(value)}")
+        raise ValueError(f"{where}: must be finite, got {show_value(value)}")
     if outside_float32(number):
-        raise ValueError(f"{where}: must be 0 or of magnitude {FLOAT32_RANGE}, got {_show(value)}")
+        raise ValueError(
+            f"{where}: must be 0 or of magnitude {FLOAT32_RANGE}, got {show_value(value)}"
+        )
     return number
+
+
+class _FieldError(ValueError):
+    """An error on one value of the instance object, with where it is.
+
+    Attributes:
+        path: the value's path (keys and 0-based list indices; ``()`` is the object itself).
+        refs: ``(label, path)`` of other values the message names (the file's reader adds
+            their lines).
+        entries: ``(list key, 0-based index)`` of the entries the message names.
+    """
+
+    def __init__(self, message: str, path: tuple = (), refs=(), entries=()):
+        self.message, self.path, self.refs = message, tuple(path), tuple(refs)
+        self.entries = tuple(entries) or _entries_of(self.path)
+        super().__init__(self.text())
+
+    def text(self, lines: list[str] = ()) -> str:
+        """The message, its entries' numbers counting from 1 and ``lines`` in parentheses."""
+        notes = []
+        if self.entries:
+            named = " and ".join(f"{key[:-1]} {k + 1}" for key, k in self.entries)
+            notes.append(f"{named}, counting from 1")
+        notes += lines
+        return f"{self.message} ({'; '.join(notes)})" if notes else self.message
+
+
+def _entries_of(path: tuple) -> tuple:
+    """``(("customers", 3),)`` for a path into the fourth customer, else ``()``."""
+    if len(path) >= 2 and path[0] in ("depots", "customers") and isinstance(path[1], int):
+        return ((path[0], path[1]),)
+    return ()
+
+
+def _name(path: tuple) -> str:
+    """A value's JSON path as messages write it: ``customers[3].demand``; ``instance`` for
+    the object itself."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "instance"
+
+
+def _fail(path: tuple, problem: str, refs=(), entries=()) -> _FieldError:
+    return _FieldError(f"{_name(path)}: {problem}", path, refs, entries)
+
+
+def _number_at(value: Any, path: tuple) -> float:
+    """:func:`json_number` of the value at ``path``; its error knows where the value is."""
+    try:
+        return json_number(value, _name(path))
+    except ValueError as exc:
+        raise _FieldError(str(exc), path) from None
 
 
 def _num(x: float) -> int | float:
@@ -60,25 +125,28 @@ def _num(x: float) -> int | float:
     return int(x) if x.is_integer() else x
 
 
-def _field(entry: Any, key: str, where: str) -> Any:
+def _field(entry: Any, key: str, path: tuple) -> Any:
+    """``entry[key]`` of the object at ``path``."""
     if not isinstance(entry, dict):
-        raise ValueError(f"{where}: must be an object, got {_show(entry)}")
+        raise _fail(path, f"must be an object, got {show_value(entry)}")
     if key not in entry:
-        raise ValueError(f"{where}: missing field {key!r}")
+        raise _fail(path, f"missing field {key!r}")
     return entry[key]
 
 
 def _entries(data: dict, key: str, fields: tuple[str, ...]) -> list[list[float]]:
-    items = _field(data, key, "instance")
+    items = _field(data, key, ())
     if not isinstance(items, list) or not items:
-        raise ValueError(f"{key}: must be a non-empty list, got {_show(items)}")
+        raise _fail((key,), f"must be a non-empty list, got {show_value(items)}")
     out = []
     for k, item in enumerate(items):
-        where = f"{key}[{k}]"
-        row = [_number(_field(item, f, where), f"{where}.{f}") for f in fields]
+        row = [_number_at(_field(item, f, (key, k)), (key, k, f)) for f in fields]
         unknown = sorted(set(item) - set(fields))
-        if unknown:
-            raise ValueError(f"{where}: unknown field(s) {unknown} (expected {list(fields)})")
+        if unknown:  # at the first unknown field's line
+            raise _FieldError(
+                f"{key}[{k}]: unknown field(s) {unknown} (expected {list(fields)})",
+                (key, k, unknown[0]),
+            )
         out.append(row)
     return out
 
@@ -89,47 +157,56 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
     Raises:
         ValueError: a missing, unknown or malformed field, a negative or zero demand, a
             negative capacity or cost, or an instance the env rejects; the message names the
-            field (``customers[3].demand``) and the value.
+            field by its JSON path (``customers[3].demand``, positions from 0) and the value,
+            and an entry also by its number counting from 1 (``customer 4, counting from
+            1``).
     """
     if not isinstance(data, dict):
-        raise ValueError(f"instance: must be a JSON object, got {type(data).__name__}")
+        raise _fail((), f"must be a JSON object, got {type(data).__name__}")
     known = {"name", "vehicle_capacity", "vehicle_fixed_cost", "rounding", "depots", "customers"}
     unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"instance: unknown field(s) {unknown} (expected {sorted(known)})")
+    if unknown:  # at the first unknown field's line
+        raise _FieldError(
+            f"instance: unknown field(s) {unknown} (expected {sorted(known)})", (unknown[0],)
+        )
     depots = _entries(data, "depots", ("x", "y", "capacity", "opening_cost"))
     customers = _entries(data, "customers", ("x", "y", "demand"))
-    q = _number(_field(data, "vehicle_capacity", "instance"), "vehicle_capacity")
-    fixed = _number(_field(data, "vehicle_fixed_cost", "instance"), "vehicle_fixed_cost")
-    rounding = _field(data, "rounding", "instance")
+    q = _number_at(_field(data, "vehicle_capacity", ()), ("vehicle_capacity",))
+    fixed = _number_at(_field(data, "vehicle_fixed_cost", ()), ("vehicle_fixed_cost",))
+    rounding = _field(data, "rounding", ())
     if not isinstance(rounding, str) or rounding not in ROUNDING:
-        raise ValueError(f"rounding: must be one of {list(ROUNDING)}, got {_show(rounding)}")
+        raise _fail(("rounding",), f"must be one of {list(ROUNDING)}, got {show_value(rounding)}")
     if q <= 0:
-        raise ValueError(f"vehicle_capacity: must be positive, got {q:g}")
+        raise _fail(("vehicle_capacity",), f"must be positive, got {q:g}")
     if fixed < 0:
-        raise ValueError(f"vehicle_fixed_cost: must be non-negative, got {fixed:g}")
+        raise _fail(("vehicle_fixed_cost",), f"must be non-negative, got {fixed:g}")
     for k, (_, _, capacity, opening) in enumerate(depots):
         if capacity < 0:
-            raise ValueError(f"depots[{k}].capacity: must be non-negative, got {capacity:g}")
+            raise _fail(("depots", k, "capacity"), f"must be non-negative, got {capacity:g}")
         if opening < 0:
-            raise ValueError(f"depots[{k}].opening_cost: must be non-negative, got {opening:g}")
+            raise _fail(("depots", k, "opening_cost"), f"must be non-negative, got {opening:g}")
     for k, (_, _, demand) in enumerate(customers):
         if demand <= 0:
-            raise ValueError(f"customers[{k}].demand: must be positive, got {demand:g}")
+            raise _fail(("customers", k, "demand"), f"must be positive, got {demand:g}")
     label = data.get("name", name)
     if not isinstance(label, str):
-        raise ValueError(f"name: must be a string, got {_show(label)}")
+        raise _fail(("name",), f"must be a string, got {show_value(label)}")
     depot_rows, customer_rows = np.array(depots), np.array(customers)
     oversized = oversized_demand(customer_rows[:, 2], q, depot_rows[:, 2])
     if oversized is not None:
         j, which = oversized
+        where = ("customers", j, "demand")
         if which == "vehicle":
             limit = f"vehicle_capacity {_num(q)}"
+            refs, entries = [("vehicle_capacity", ("vehicle_capacity",))], ()
         else:
             i = int(np.argmax(depot_rows[:, 2]))
             largest = _num(depot_rows[i, 2])
-            limit = f"every depot's capacity (the largest: depots[{i}].capacity {largest})"
-        raise ValueError(f"customers[{j}].demand: {_num(customer_rows[j, 2])} exceeds {limit}")
+            limit = f"every depot's capacity, the largest being depots[{i}].capacity {largest}"
+            refs = [(f"depots[{i}].capacity", ("depots", i, "capacity"))]
+            entries = (("customers", j), ("depots", i))
+        problem = f"{_num(customer_rows[j, 2])} exceeds {limit}"
+        raise _fail(where, problem, refs, entries)
     try:
         return CLRPInstance(
             depot_locs=depot_rows[:, :2],
@@ -143,9 +220,13 @@ def instance_from_dict(data: Any, name: str = "") -> CLRPInstance:
             name=label,
         )
     except ValueError as exc:  # a rule on the whole instance: the env's message
-        raise ValueError(
-            str(exc).removeprefix(f"{label or 'CLRPInstance'}: ").removeprefix("instance 0: ")
-        ) from None
+        message = str(exc).removeprefix(f"{label or 'CLRPInstance'}: ")
+        raise _WholeError(message.removeprefix("instance 0: ")) from None
+
+
+class _WholeError(ValueError):
+    """A rule on the whole instance (the env's); the file's reader names the lines of the
+    lists it reads."""
 
 
 def instance_to_dict(instance: CLRPInstance) -> dict:
@@ -169,27 +250,154 @@ def instance_to_dict(instance: CLRPInstance) -> dict:
     }
 
 
+#: The tokens of JSON text: punctuation, a string, or anything else up to the next one (a
+#: number or a literal); whitespace before each is skipped.
+_TOKEN = re.compile(r'[ \t\n\r]*(?:([{}\[\]:,])|("(?:[^"\\]|\\.)*")|([^ \t\n\r{}\[\]:,"]+))', re.S)
+#: The longest path :class:`JsonScan` keeps (``customers``, an index, a field).
+_MAX_DEPTH = 3
+#: An integer literal (no fraction, no exponent): what ``int()`` converts.
+_INTEGER = re.compile(r"-?(\d+)")
+
+
+class JsonScan:
+    """Where the values of JSON text are, by a flat pass over its tokens (no recursion, so
+    any depth). Meant for text that :func:`json.loads` parsed, or parsed up to a point:
+    the pass stops at the first token it does not expect.
+
+    Attributes:
+        spans: each value's path (keys and 0-based indices, at most :data:`_MAX_DEPTH` of
+            them) -> its ``(start, end)`` offsets; a repeated key is its last value's, as
+            :func:`json.loads` keeps.
+        deepest: ``(depth, offset)``: the most nested open brackets and where first reached.
+        long_integer: the offset of the first integer literal too long for ``int()``.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.spans: dict[tuple, tuple[int, int]] = {}
+        self.deepest = (0, 0)
+        self.long_integer: int | None = None
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+        stack: list[list] = []  # [bracket, path, start, index or key, expecting a key]
+        pos = 0
+        while True:
+            match = _TOKEN.match(text, pos)
+            if match is None:
+                return
+            punct, string, other = match.groups()
+            start, pos = match.start(match.lastindex), match.end()
+            top = stack[-1] if stack else None
+            if top is not None and top[0] == "{" and top[4] and string is not None:
+                try:
+                    top[3], top[4] = json.loads(string), False  # a key
+                except ValueError:  # past the valid text
+                    return
+                continue
+            if punct in ("}", "]"):
+                if top is None:
+                    return
+                if top[1] is not None:
+                    self.spans[top[1]] = (top[2], pos)
+                stack.pop()
+                continue
+            if punct == ",":
+                if top is None:
+                    return
+                if top[0] == "[":
+                    top[3] += 1
+                else:
+                    top[4] = True
+                continue
+            if punct == ":":
+                continue
+            if top is None:
+                path = ()
+            elif top[1] is None or len(top[1]) == _MAX_DEPTH:
+                path = None  # deeper than any field: not kept (memory linear in the text)
+            else:
+                path = top[1] + (top[3],)
+            if punct is not None:  # { or [
+                stack.append([punct, path, start, 0 if punct == "[" else None, punct == "{"])
+                if len(stack) > self.deepest[0]:
+                    self.deepest = (len(stack), start)
+                continue
+            if path is not None:
+                self.spans[path] = (start, pos)
+            integer = _INTEGER.fullmatch(other or "")
+            if integer and limit and len(integer.group(1)) > limit and self.long_integer is None:
+                self.long_integer = start
+
+    def line(self, offset: int) -> int:
+        """The 1-based line of ``offset`` (as :class:`json.JSONDecodeError` counts them)."""
+        return self.text.count("\n", 0, offset) + 1
+
+    def line_of(self, path: tuple) -> int:
+        """The line where the value at ``path`` starts (else its nearest enclosing value)."""
+        while path and path not in self.spans:
+            path = path[:-1]
+        return self.line(self.spans[path][0]) if path in self.spans else 1
+
+    def lines_of(self, path: tuple) -> str:
+        """``line 7`` or ``lines 7-11``: the lines the value at ``path`` spans."""
+        if path not in self.spans:
+            return f"line {self.line_of(path)}"
+        first, last = (self.line(offset) for offset in self.spans[path])
+        return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
 def read_json_instance(path: str | Path) -> CLRPInstance:
     """Read an instance file in the JSON format; the name defaults to the file's stem.
 
     Raises:
-        ValueError: the file is not JSON or a field is wrong; the message starts with the path.
+        ValueError: the file is not JSON or a field is wrong. The message starts with the
+            path and the 1-based line of the value at fault (``path:LINE: ``; where a JSON
+            error is, for a file that is not JSON, with its 1-based column), then names the
+            field as :func:`instance_from_dict` does; a rule on the whole instance names the
+            1-based lines of the ``depots`` and ``customers`` lists instead (``path: ...
+            (customers on lines 12-20, depots on lines 4-10)``).
         OSError: the file cannot be read.
     """
     path = Path(path)
-    text = path.read_bytes()
+    raw = path.read_bytes()
     try:
-        data = json.loads(text.decode())
+        text = raw.decode()
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = len(raw[line_start : exc.start].decode()) + 1
+        raise ValueError(
+            f"{path}:{line}: not a text file ({exc.reason} 0x{raw[exc.start]:02x} at column "
+            f"{column})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"{exc.msg} at column {exc.colno}"
+        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({message})") from None
     except RecursionError:
-        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer literal too long to convert
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        scan = JsonScan(text)
+        depth, offset = scan.deepest
+        raise ValueError(
+            f"{path}:{scan.line(offset)}: not valid JSON (nested too deeply: {depth} levels of "
+            "brackets)"
+        ) from None
+    except ValueError as exc:  # an integer literal too long to convert
+        scan = JsonScan(text)
+        line = 1 if scan.long_integer is None else scan.line(scan.long_integer)
+        raise ValueError(f"{path}:{line}: not valid JSON ({exc})") from None
     try:
         return instance_from_dict(data, name=path.stem)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    except _FieldError as exc:
+        scan = JsonScan(text)
+        lines = [f"{label} on line {scan.line_of(ref)}" for label, ref in exc.refs]
+        message = f"{path}:{scan.line_of(exc.path)}: {exc.text(lines)}"
+    except _WholeError as exc:
+        scan = JsonScan(text)
+        where = ", ".join(f"{key} on {scan.lines_of((key,))}" for key in ("customers", "depots"))
+        message = f"{path}: {exc} ({where})"
+    except ValueError as exc:  # none is raised unlocated; kept so that every error names the file
+        message = f"{path}: {exc}"
+    raise ValueError(message)
 
 
 def write_json_instance(instance: CLRPInstance, path: str | Path) -> None:

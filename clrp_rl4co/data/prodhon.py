@@ -48,8 +48,12 @@ class _Tokens:
 
     def _next(self, what: str) -> tuple[str, int]:
         if self.pos >= len(self.items):
+            if not self.items:
+                raise ValueError(f"{self.path}:1: file ends before {what} (no values in it)")
+            tok, lineno = self.items[-1]  # the line where the data runs out
             raise ValueError(
-                f"{self.path}: file ends before {what} (token {self.pos + 1}; truncated file?)"
+                f"{self.path}:{lineno}: file ends before {what} (the data ends on line "
+                f"{lineno} with {tok!r}; truncated file?)"
             )
         self.pos += 1
         return self.items[self.pos - 1]
@@ -115,9 +119,12 @@ def read_prodhon(path: str | Path, name: str | None = None) -> CLRPInstance:
             cost-type flag other than the token ``0`` or ``1``), a value breaks its rule (a
             negative capacity or cost, a demand or vehicle capacity that is not positive, a
             demand that no route or no depot can hold) or the instance has no solution. The
-            message starts with the file and, for a single value, its 1-based line, then
-            names the field with 1-based customer and depot numbers (``customer 3 demand``)
-            and the token or value.
+            message starts with the file and a 1-based line (``path:LINE: ``): the value's,
+            or for a file that ends early the line where its data ends (line 1 if it has
+            none); then it names the field with 1-based customer and depot numbers
+            (``customer 3 demand``) and the token or value. A rule on the whole instance
+            names the 1-based lines of the blocks it reads instead (``demands on lines
+            16-18``).
         OSError: the file cannot be read.
     """
     path = Path(path)

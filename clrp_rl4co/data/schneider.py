@@ -16,22 +16,25 @@ arc of Euclidean length ``d`` costs ``ceil(100 d)``; ``costs`` (a depot's openin
 ``vehicle_costs`` (per route) are in the same units, so objectives come out in the units of the
 set's published best-known values (the Prins convention, ``rounded_costs=True``).
 
-Errors name the file, the field and the value. List positions count from 0 in the file's
-order (as in :mod:`.json_instance`): ``customers[3].demand`` is the fourth entry of
-``customers``; the message says so and gives the entry's ``index`` where it is known.
+Errors name the file and the 1-based line of the value at fault (``path:LINE: ``), the field
+by its JSON path and the value, as :mod:`.json_instance` does: list positions in the path count
+from 0 in the file's order, and the message gives the entry's number counting from 1 and its
+``index`` where it is known (``customers[3].demand: ... (customer 4, counting from 1, index
+8)``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .instance import CAPACITY_TOLERANCE, CLRPInstance, oversized_demand
-from .json_instance import _number, _show
+from .json_instance import JsonScan, json_number, show_value
 
 #: Fields of each depot and customer entry.
 DEPOT_FIELDS = ("capacity", "costs", "index", "x", "y")
@@ -66,17 +69,31 @@ def is_schneider_layout(data: Any) -> bool:
 
 
 def _position(key: str, k: int, index: int | None = None) -> str:
-    """The note on a list position: ``(customers[3]: entry 3 of the list counted from 0,
-    index 8)``."""
-    where = f"{key}[{k}]: entry {k} of the list counted from 0"
+    """The note on a list position, as :mod:`.json_instance` words it: ``(customer 4,
+    counting from 1, index 8)`` for ``customers[3]``."""
+    where = f"{key[:-1]} {k + 1}, counting from 1"
     return f" ({where})" if index is None else f" ({where}, index {index})"
+
+
+#: The JSON path at the start of an error message: ``customers[3].demand: ...``.
+_LEADING_PATH = re.compile(r"^([a-z_]+)(?:\[(\d+)\])?(?:\.([a-z_]+))?: ")
+
+
+def _path_of(message: str) -> tuple:
+    """The JSON path an error message starts with (``("customers", 3, "demand")``), else
+    ``()``."""
+    match = _LEADING_PATH.match(message)
+    if match is None:
+        return ()
+    key, k, field = match.groups()
+    return tuple(p for p in (key, None if k is None else int(k), field) if p is not None)
 
 
 def _index(value: Any, where: str) -> int:
     """An entry's ``index``: a non-negative integer (``7`` or ``7.0``)."""
-    number = _number(value, where)
+    number = json_number(value, where)
     if not number.is_integer() or number < 0:
-        raise ValueError(f"{where}: must be a non-negative integer, got {_show(value)}")
+        raise ValueError(f"{where}: must be a non-negative integer, got {show_value(value)}")
     return int(number)
 
 
@@ -85,12 +102,14 @@ def _entries(data: dict, key: str, fields: tuple[str, ...], positive: str) -> li
     (``index`` an int), ``positive`` (``capacity`` / ``demand``) above 0, the rest finite."""
     items = data[key]
     if not isinstance(items, list) or not items:
-        raise ValueError(f"{key}: must be a non-empty list, got {_show(items)}")
+        raise ValueError(f"{key}: must be a non-empty list, got {show_value(items)}")
     out = []
     for k, item in enumerate(items):
         where = f"{key}[{k}]"
         if not isinstance(item, dict):
-            raise ValueError(f"{where}: must be an object, got {_show(item)}{_position(key, k)}")
+            raise ValueError(
+                f"{where}: must be an object, got {show_value(item)}{_position(key, k)}"
+            )
         index = None
         try:
             if "index" in item:
@@ -101,7 +120,7 @@ def _entries(data: dict, key: str, fields: tuple[str, ...], positive: str) -> li
             unknown = sorted(set(item) - set(fields))
             if unknown:
                 raise ValueError(f"{where}: unknown field(s) {unknown} (expected {list(fields)})")
-            row = {f: _number(item[f], f"{where}.{f}") for f in fields if f != "index"}
+            row = {f: json_number(item[f], f"{where}.{f}") for f in fields if f != "index"}
             if row[positive] <= 0:
                 raise ValueError(f"{where}.{positive}: must be positive, got {row[positive]:g}")
             if row.get("costs", 0.0) < 0:
@@ -144,11 +163,11 @@ def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
         raise ValueError(f"instance: unknown field(s) {unknown} (expected {known})")
     for key in OPTIONAL:
         if key in data and not isinstance(data[key], str):
-            raise ValueError(f"{key}: must be a string, got {_show(data[key])}")
-    q = _number(data["vehicle_capacity"], "vehicle_capacity")
+            raise ValueError(f"{key}: must be a string, got {show_value(data[key])}")
+    q = json_number(data["vehicle_capacity"], "vehicle_capacity")
     if q <= 0:
         raise ValueError(f"vehicle_capacity: must be positive, got {q:g}")
-    fixed = _number(data["vehicle_costs"], "vehicle_costs")
+    fixed = json_number(data["vehicle_costs"], "vehicle_costs")
     if fixed < 0:
         raise ValueError(f"vehicle_costs: must be non-negative, got {fixed:g}")
     depots = _entries(data, "depots", DEPOT_FIELDS, "capacity")
@@ -235,16 +254,23 @@ def read_schneider(path: str | Path) -> CLRPInstance:
         OSError: the file cannot be read.
     """
     path = Path(path)
-    text = path.read_bytes()
+    raw = path.read_bytes()
     try:
-        data = json.loads(text.decode())
+        text = raw.decode()
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a text file ({exc.reason} at byte {exc.start})") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}:{line}: not a text file ({exc.reason})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"{exc.msg} at column {exc.colno}"
+        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({message})") from None
     except RecursionError:
-        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer literal too long to convert
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        raise ValueError(f"{path}:1: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # an integer literal too long to convert
+        raise ValueError(f"{path}:1: not valid JSON ({exc})") from None
     try:
         return instance_from_schneider(data, name=path.stem)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        line = JsonScan(text).line_of(_path_of(str(exc)))
+        raise ValueError(f"{path}:{line}: {exc}") from None

@@ -4,6 +4,7 @@ instance (:func:`decode_batch`)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -63,13 +64,18 @@ class DecodeSpec:
 
 @torch.no_grad()
 def decode_batch(
-    policy: torch.nn.Module, env: CLRPEnv, instances: TensorDict, spec: DecodeSpec | str
+    policy: torch.nn.Module,
+    env: CLRPEnv,
+    instances: TensorDict,
+    spec: DecodeSpec | str,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor], float]:
     """Decode a batch of instances with ``policy`` under the decode ``spec``.
 
     Returns ``(actions [B, T], cost parts (float64 [B] each, see :meth:`CLRPEnv.cost_parts`),
     seconds)``. The best of the starts / beams / samples / augmentations is kept per instance,
-    then replayed on the untouched instances."""
+    then replayed on the untouched instances. ``stop`` makes SGBS anytime
+    (:func:`clrp_rl4co.search.sgbs`); the other decodings run to the end."""
     spec = DecodeSpec.parse(spec) if isinstance(spec, str) else spec
     batch = instances.batch_size[0]
     start = time.perf_counter()
@@ -78,7 +84,14 @@ def decode_batch(
         copies = 8 if spec.augment else 1
         augment_fn = AUGMENTATIONS[spec.augment] if spec.augment else "dihedral8"
         result = sgbs(
-            env, policy, instances, beta=beta, gamma=gamma, augment=copies, augment_fn=augment_fn
+            env,
+            policy,
+            instances,
+            beta=beta,
+            gamma=gamma,
+            augment=copies,
+            augment_fn=augment_fn,
+            stop=stop,
         )
         seconds = time.perf_counter() - start
         final = env.rollout_actions(instances, result.actions)

@@ -17,6 +17,10 @@ Algorithm (per instance, all instances and beam nodes batched together):
 3. The best complete solution seen is the result, so it is never worse than the greedy
    multistart result. With augmentation, the best over the augmented copies is returned.
 
+With ``stop`` (a predicate such as "the deadline has passed") the search is *anytime*: it is
+asked before each expansion and, once true, returns the best solutions found so far (the greedy
+multistart result at least), so a budget is overrun by at most one expansion.
+
 Every simulation step is one batched decoder call over all children of all instances (no
 per-node Python loop); the encoder runs once per (augmented) instance and its cache is
 gathered per node.
@@ -25,6 +29,7 @@ gathered per node.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -118,6 +123,7 @@ def sgbs(
     reuse_greedy: bool = True,
     prefix_steps: int | None = None,
     max_batch: int = 4096,
+    stop: Callable[[], bool] | None = None,
 ) -> SGBSResult:
     """Simulation-guided beam search.
 
@@ -133,6 +139,9 @@ def sgbs(
             RL4CO's envs whose start is one forced node; 3 for the CLRP).
         max_batch: most children simulated in one batch; instances are split into chunks so
             that ``instances x beta x gamma <= max_batch`` (bounds memory).
+        stop: asked before each expansion; once it returns True the search ends with the best
+            solutions found so far (``stats["stopped"]``; every chunk still gets its greedy
+            multistart rollout). None: run to the end.
 
     Returns:
         :class:`SGBSResult` with the best reward and actions per input instance.
@@ -150,6 +159,7 @@ def sgbs(
         "expansions": 0,
         "multistart_steps": 0,
         "simulated_children": 0,
+        "stopped": False,
     }
     batch = td.batch_size[0]
     base = env.reset(td.clone())
@@ -159,7 +169,7 @@ def sgbs(
     rewards, actions, greedy = [], [], []
     for lo in range(0, base.batch_size[0], chunk):
         part = base[lo : lo + chunk].clone()
-        r, a, g = _run(env, policy, part, beta, gamma, reuse_greedy, prefix_steps, stats)
+        r, a, g = _run(env, policy, part, beta, gamma, reuse_greedy, prefix_steps, stats, stop)
         rewards.append(r)
         actions.append(a)
         greedy.append(g)
@@ -186,8 +196,9 @@ def _rows(blocks: Tensor, batch: int) -> Tensor:
     return (blocks * batch + torch.arange(batch, device=blocks.device)).reshape(-1)
 
 
-def _run(env, policy, td, beta, gamma, reuse_greedy, prefix_steps, stats):
-    """SGBS on the reset states ``td`` [B]; returns (reward [B], actions [B, T], greedy [B])."""
+def _run(env, policy, td, beta, gamma, reuse_greedy, prefix_steps, stats, stop=None):
+    """SGBS on the reset states ``td`` [B]; returns (reward [B], actions [B, T], greedy [B]).
+    ``stop`` (asked before each expansion) ends the search with the incumbents."""
     batch = td.batch_size[0]
     device = td.device
     search = _Search(env, policy, td, stats)
@@ -209,8 +220,11 @@ def _run(env, policy, td, beta, gamma, reuse_greedy, prefix_steps, stats):
         states.set("action", history[:, t])
         states = env.step(states)["next"]
 
-    # 2. expand, simulate, select until every beam node is finished
+    # 2. expand, simulate, select until every beam node is finished (or a stop is asked)
     while not bool(states["done"].all()):
+        if stop is not None and stop():
+            stats["stopped"] = True
+            return search.best_reward, search.best_actions, greedy_reward
         stats["expansions"] += 1
         logits = search.logits(states)  # [width * B, D+N]
         k = min(gamma, logits.shape[-1])

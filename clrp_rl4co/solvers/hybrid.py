@@ -19,7 +19,8 @@ then PyVRP alone).
 A unit runs only when its predicted time fits in what is left of the decode budget; predictions
 start from a prior (:func:`predict_decode_seconds`) and are scaled by the measured/predicted
 ratio of the units already run. SGBS (``sgbs:4x4+aug8``) adds one more start when its predicted
-time (a multiple of the measured x8 time) fits too.
+time (a multiple of the measured x8 time) fits too; asked for by name it runs as long as the
+budget allows and returns its best so far at the deadline.
 """
 
 from __future__ import annotations
@@ -49,8 +50,13 @@ TRAJECTORY_NODE_LIMIT = 1_000_000
 #: decoded.
 ENCODER_MEMORY_GB = 2.5
 #: SGBS ``4x4+aug8`` takes about this many times the x8 decode (measured 20x at 50 customers,
-#: 35x at 100; the multiple is kept on the safe side).
+#: 35x at 100; the multiple is kept on the safe side). The hybrid adds an SGBS start only when
+#: all of it is predicted to fit.
 SGBS_FACTOR = 40.0
+#: SGBS asked for by name (``sgbs=True``) is anytime: it runs when its own first step, a greedy
+#: multistart as long as the x8 decode, fits this many times over in what is left, and stops
+#: at the deadline with the best solutions found so far (:func:`clrp_rl4co.search.sgbs`).
+SGBS_FIRST_STEP_FACTOR = 2.0
 #: Multiplier on predicted decode times once a unit was measured (the prior's shape is rough).
 PREDICTION_SAFETY = 1.5
 #: Largest share of the budget the first decode unit (x8, or one greedy rollout on large
@@ -313,8 +319,10 @@ def learned_starts(
         seconds: the decode budget (wall time); units predicted not to fit are not run.
         seed: orders the start customers of large instances.
         count: how many solutions to keep (distinct open-depot sets first).
-        sgbs: add an SGBS ``4x4+aug8`` solution (None: when its predicted time fits; True: only
-            then as well, False: never).
+        sgbs: add an SGBS ``4x4+aug8`` solution after an x8 decode. None: when all of its
+            predicted time (:data:`SGBS_FACTOR` x the x8 time) fits; True (SGBS asked for by
+            name): anytime, whenever its first step fits (:data:`SGBS_FIRST_STEP_FACTOR`),
+            stopped at the deadline with its best so far; False: never.
         env: the env to decode in (default ``CLRPEnv(check_actions=False)``).
         on_unit: called with the decode label after each unit (progress).
         first_seconds: a larger budget for the first unit alone (on large instances one
@@ -360,12 +368,17 @@ def learned_starts(
     if trajectories and trajectories not in (1, 8 * num_customers):
         labels.append(f"ms{trajectories - 1}")
     x8_seconds = clock() - start
+    factor = SGBS_FIRST_STEP_FACTOR if sgbs else SGBS_FACTOR
     if sgbs is not False and labels[:1] == ["x8"]:
-        if SGBS_FACTOR * x8_seconds <= seconds - (clock() - start):
+        if factor * x8_seconds <= seconds - (clock() - start):
             from ..models import decode_batch
 
+            # the last expansion may run past the stop by about an x8 decode's time
+            end = start + seconds - x8_seconds
             td = instances_to_tensordict([instance])
-            actions, parts, _ = decode_batch(policy, env, td, "sgbs:4x4+aug8")
+            actions, parts, _ = decode_batch(
+                policy, env, td, "sgbs:4x4+aug8", stop=lambda: clock() >= end
+            )
             pool.add(actions.cpu().numpy(), parts["total"].double().cpu().numpy(), None)
             trajectories += 1
             labels.append("sgbs")

@@ -108,9 +108,11 @@ def render(
                 title = f"{title}\n{summary}"
             else:
                 c = {k: _instance_value(costs[k], index) for k in _TITLE_PARTS}
+                # in full (10 significant digits, as the CLI's plot_title): a Prins cost
+                # reads 90111, not 9.011e+04
                 title = (
-                    f"cost {c['total']:.4g} = depots {c['opening']:.4g} + vehicles "
-                    f"{c['vehicles']:.4g} + routing {c['routing']:.4g}\n{summary}"
+                    f"cost {c['total']:.10g} = depots {c['opening']:.10g} + vehicles "
+                    f"{c['vehicles']:.10g} + routing {c['routing']:.10g}\n{summary}"
                 )
     ax.set_title(title, fontsize=9)
     ax.set_aspect("equal")
@@ -168,5 +170,5 @@ _TITLE_PARTS = ("total", "opening", "vehicles", "routing")
 def _instance_value(value: float | torch.Tensor, index: int) -> float:
     """The drawn instance's entry of a cost part: the number itself, the only entry, or entry
     ``index`` of one value per instance."""
-    flat = torch.as_tensor(value).reshape(-1)
+    flat = torch.as_tensor(value, dtype=torch.float64).reshape(-1)  # a Python float in full
     return float(flat[0] if flat.numel() == 1 else flat[index])
