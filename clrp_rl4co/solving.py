@@ -39,6 +39,11 @@ logger = logging.getLogger(__name__)
 METHODS = ("auto", "x8", "sgbs", "hybrid", "pyvrp", "exact")
 #: Methods that decode a policy.
 POLICY_METHODS = ("x8", "sgbs", "hybrid")
+#: Methods with a repeatable mode (``iterations``): the same solution for the same instance and
+#: seed on any machine load. ``pyvrp`` runs PyVRP for that many iterations (the depot-set
+#: search shares them out), ``exact`` proves with HiGHS from such a PyVRP start without a time
+#: limit, ``x8`` decodes all of x8 (or all its units on large instances).
+REPEATABLE_METHODS = ("auto", "pyvrp", "exact", "x8")
 #: Largest instance on which ``auto`` tries the exact MIP (its monolithic model proves
 #: optimality of such instances within seconds).
 EXACT_MAX_CUSTOMERS = 12
@@ -140,8 +145,12 @@ def auto_model(instance: CLRPInstance) -> str:
     return generalist_model()
 
 
-def auto_method(instance: CLRPInstance, seconds: float | None = None) -> str:
-    """The method ``auto`` runs on ``instance`` within ``seconds`` (None: budget unknown).
+def auto_method(
+    instance: CLRPInstance, seconds: float | None = None, repeatable: bool = False
+) -> str:
+    """The method ``auto`` runs on ``instance`` within ``seconds`` (None: budget unknown), or
+    in the repeatable mode (``repeatable``: ``exact`` where a proof is in reach, else
+    ``pyvrp``, the methods whose runs do not depend on the wall clock there).
 
     ``exact`` where a proof is in reach (at most :data:`EXACT_MAX_CUSTOMERS` customers);
     ``pyvrp`` when depots are nearly free (:func:`.solvers.pyvrp_solver.nearly_free_depots`:
@@ -154,24 +163,37 @@ def auto_method(instance: CLRPInstance, seconds: float | None = None) -> str:
     customers = instance.num_customers
     if customers <= EXACT_MAX_CUSTOMERS:
         return "exact"
-    if nearly_free_depots(instance):
+    if repeatable or nearly_free_depots(instance):
         return "pyvrp"
     if customers >= PYVRP_MIN_CUSTOMERS and seconds is not None and seconds <= PYVRP_MAX_SECONDS:
         return "pyvrp"
     return "hybrid"
 
 
-def resolve(instance: CLRPInstance, method: str, seconds: float, model: str | None):
-    """``(method, model)`` that :func:`solve` runs: ``auto`` resolved, and the policy's name
-    for the methods that decode one (None otherwise).
+def resolve(
+    instance: CLRPInstance,
+    method: str,
+    seconds: float,
+    model: str | None,
+    iterations: int | None = None,
+):
+    """``(method, model)`` that :func:`solve` runs: ``auto`` resolved (for the repeatable mode
+    when ``iterations`` is given), and the policy's name for the methods that decode one
+    (None otherwise).
 
     Raises:
-        ValueError: ``method`` is unknown.
+        ValueError: ``method`` is unknown, or has no repeatable mode and ``iterations`` is
+            given.
     """
     if method not in METHODS:
         raise ValueError(f"method: must be one of {list(METHODS)}, got {method!r}")
     if method == "auto":
-        method = auto_method(instance, seconds)
+        method = auto_method(instance, seconds, repeatable=iterations is not None)
+    if iterations is not None and method not in REPEATABLE_METHODS:
+        raise ValueError(
+            f"iterations: method {method!r} depends on the wall clock and has no repeatable "
+            f"mode; give seconds instead, or one of {list(REPEATABLE_METHODS)}"
+        )
     if method in POLICY_METHODS:
         return method, model or auto_model(instance)
     return method, None
@@ -288,6 +310,17 @@ def _instance_list(instances) -> list:
     return items
 
 
+def _check_iterations(iterations) -> int | None:
+    """``iterations`` of the repeatable mode: None, or an int >= 1."""
+    if iterations is None:
+        return None
+    if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
+        raise TypeError(f"iterations: must be an int or None, got {_got(iterations)}")
+    if iterations < 1:
+        raise ValueError(f"iterations: must be >= 1, got {int(iterations)}")
+    return int(iterations)
+
+
 def solve(
     instance: CLRPInstance | str | Path,
     method: str = "auto",
@@ -295,59 +328,83 @@ def solve(
     model: str | None = None,
     seed: int = 0,
     progress: bool = False,
+    iterations: int | None = None,
+    started: float | None = None,
 ) -> SolveResult:
-    """Solve one instance within ``seconds`` of wall time (model loading included).
+    """Solve one instance within ``seconds`` of wall time counted from the call (imports,
+    reading the file and loading the model included), or repeatably with ``iterations``.
 
     Args:
         instance: a :class:`~clrp_rl4co.data.CLRPInstance` or the path of an instance file
             (Prodhon, ``.json``, or a one-instance ``.npz``; see ``docs/formats.md``).
         method: one of :data:`METHODS`; ``auto`` is :func:`auto_method`.
-        seconds: the wall-time budget.
+        seconds: the wall-time budget (not applied in the repeatable mode).
         seed: the random seed.
         model: the policy of ``x8`` / ``sgbs`` / ``hybrid`` (a shipped model's name or a
             checkpoint path; default :func:`auto_model`).
         progress: a progress bar within the instance (hybrid).
+        iterations: the repeatable mode: PyVRP iterations instead of a time budget, for the
+            methods of :data:`REPEATABLE_METHODS`; the same instance and seed give the same
+            solution on any machine load, in whatever time that takes. None: the time budget.
+        started: the ``time.perf_counter()`` reading the budget counts from, when earlier than
+            the call (the command gives its process's start); None: the call.
 
     Raises:
         TypeError: an argument of the wrong type (``seconds="10"``, ``seed=1.5``); the message
             names the parameter, the type and the value.
         ValueError: a bad file, method, model, budget or seed (``seconds=0``, ``seed=-1``;
-            the message names the parameter or the file and the value); an instance that is
-            obviously infeasible.
+            the message names the parameter or the file and the value); a method without a
+            repeatable mode with ``iterations``; an instance that is obviously infeasible.
     """
-    from .solvers.hybrid import solver_budget
-
-    begin = time.perf_counter()
+    begin = time.perf_counter()  # the budget counts from here: every import comes after
+    if started is not None:
+        begin = min(begin, float(started))
     seconds, model, seed = _check_arguments(method, seconds, model, seed, progress)
+    iterations = _check_iterations(iterations)
     instance = _as_instance(instance)
-    method, name = resolve(instance, method, seconds, model)
+    method, name = resolve(instance, method, seconds, model, iterations)
     policy = load_model(name) if name is not None else None
     left = max(seconds - (time.perf_counter() - begin), 1e-3)
+    if iterations is None:
+        solution, status, details = _run_timed(instance, method, policy, left, seed, progress)
+    else:
+        solution, status, details = _run_repeatable(instance, method, policy, iterations, seed)
+        details["iterations"] = iterations
+    return SolveResult(
+        solution,
+        None if solution is None else solution.cost(instance).total,
+        method,
+        name,
+        time.perf_counter() - begin,
+        status,
+        details,
+        interrupt.requested(),
+    )
 
-    def result(solution, status, details=None) -> SolveResult:
-        objective = None if solution is None else solution.cost(instance).total
-        elapsed = time.perf_counter() - begin
-        stopped = interrupt.requested()
-        return SolveResult(
-            solution, objective, method, name, elapsed, status, details or {}, stopped
-        )
+
+def _run_timed(instance, method: str, policy, left: float, seed: int, progress: bool):
+    """``(solution, status, details)`` of ``method`` within ``left`` seconds."""
+    from .solvers.hybrid import solver_budget
 
     if method == "exact":
         from .solvers import solve_exact
 
         res = solve_exact(instance, seconds=solver_budget(left), seed=seed)
-        return result(res.solution, res.status, {} if res.bound is None else {"bound": res.bound})
+        return res.solution, res.status, {} if res.bound is None else {"bound": res.bound}
     if method == "pyvrp":
         from .solvers import solve_pyvrp
 
         res = solve_pyvrp(instance, seconds=solver_budget(left), seed=seed)
-        return result(res.solution, res.status)
+        return res.solution, res.status, {}
     if method == "hybrid":
         from .solvers.hybrid import solve_hybrid
 
         res = solve_hybrid(instance, policy, left, seed=seed, progress=progress)
-        details = {"decode": res.decode, "start_objective": res.start_objective}
-        return result(res.solution, res.status, details)
+        return (
+            res.solution,
+            res.status,
+            {"decode": res.decode, "start_objective": res.start_objective},
+        )
     from .solvers.hybrid import learned_starts
 
     found = learned_starts(instance, policy, left, seed, count=1, sgbs=method == "sgbs")
@@ -357,7 +414,26 @@ def solve(
         details["note"] = "SGBS does not fit in the budget; best of the x8 starts that fit"
     if solution is None:
         details["note"] = "not even one greedy rollout fits in the budget"
-    return result(solution, "feasible" if solution is not None else "no solution", details)
+    return solution, "feasible" if solution is not None else "no solution", details
+
+
+def _run_repeatable(instance, method: str, policy, iterations: int, seed: int):
+    """``(solution, status, details)`` of ``method`` in the repeatable mode: no wall clock."""
+    from .solvers import solve_exact, solve_pyvrp
+
+    if method == "x8":
+        from .solvers.hybrid import learned_starts
+
+        found = learned_starts(instance, policy, math.inf, seed, count=1, sgbs=False)
+        solution = found.solutions[0] if found.solutions else None
+        status = "feasible" if solution is not None else "no solution"
+        return solution, status, {"decode": found.decode}
+    res = solve_pyvrp(instance, seconds=None, max_iterations=iterations, seed=seed)
+    if method == "pyvrp":
+        return res.solution, res.status, {}
+    start = res.solution if res.solution is not None else False
+    res = solve_exact(instance, seconds=math.inf, seed=seed, warm_start=start)
+    return res.solution, res.status, {} if res.bound is None else {"bound": res.bound}
 
 
 def _solve_task(args: tuple) -> SolveResult:
@@ -366,34 +442,43 @@ def _solve_task(args: tuple) -> SolveResult:
     from .parallel import dask_reruns
 
     reruns = dask_reruns()
-    instance, method, seconds, model, seed = args
+    instance, method, seconds, model, seed, iterations, started = args
     import torch
 
     torch.set_num_threads(1)
-    result = solve(instance, method, seconds, model, seed)
+    result = solve(instance, method, seconds, model, seed, iterations=iterations, started=started)
     if reruns is not None:
         result.details["reruns"] = reruns
     return result
 
 
 def _solve_here(args: tuple, progress: bool = False) -> SolveResult:
-    instance, method, seconds, model, seed = args
-    return solve(instance, method, seconds, model, seed, progress=progress)
+    instance, method, seconds, model, seed, iterations, started = args
+    return solve(
+        instance,
+        method,
+        seconds,
+        model,
+        seed,
+        progress=progress,
+        iterations=iterations,
+        started=started,
+    )
 
 
 def _preload(tasks: list[tuple]) -> list[tuple]:
     """Read file paths and load the policies the tasks need, in this process, so that forked
     workers share them; a file or model that fails is left for its task to report."""
     out = []
-    for instance, method, seconds, model, seed in tasks:
+    for instance, method, seconds, model, seed, iterations, started in tasks:
         try:
             instance = _as_instance(instance)
-            name = resolve(instance, method, seconds, model)[1]
+            name = resolve(instance, method, seconds, model, iterations)[1]
             if name is not None:
                 load_model(name)
         except Exception:  # noqa: BLE001 (the task itself reports the error)
             pass
-        out.append((instance, method, seconds, model, seed))
+        out.append((instance, method, seconds, model, seed, iterations, started))
     return out
 
 
@@ -424,6 +509,8 @@ def solve_many(
     executor: Executor | None = None,
     on_result: Callable[[int, SolveResult], object] | None = None,
     progress: bool = False,
+    iterations: int | None = None,
+    started: float | None = None,
 ) -> list[SolveResult]:
     """Solve every instance within ``seconds`` each; results in input order.
 
@@ -433,7 +520,12 @@ def solve_many(
     Args:
         instances: a list (any ordered iterable) of instances or instance file paths (one
             instance each); a single instance or path (``str`` / ``Path``) is a list of one.
-        method, seconds, model, seed: as in :func:`solve`, for every instance.
+        method, seconds, model, seed, iterations: as in :func:`solve`, for every instance
+            (``iterations``: the repeatable mode).
+        started: the ``time.perf_counter()`` reading from which the budgets of the instances
+            that start at once (the first, or the first ``workers``) count, when earlier than
+            this call (the command gives its process's start); the others count from their
+            own start. Not used with an ``executor`` (its tasks start when it runs them).
         workers: instances solved at once when no ``executor`` is given: 1 runs them one
             after another in this process; more uses a :class:`~clrp_rl4co.parallel.ProcessPool`
             (one process per instance, one torch thread each).
@@ -460,8 +552,13 @@ def solve_many(
         )
     if on_result is not None and not callable(on_result):
         raise TypeError(f"on_result: must be callable or None, got {_got(on_result)}")
+    iterations = _check_iterations(iterations)
     instances = _instance_list(instances)
-    tasks = [(inst, method, seconds, model, seed) for inst in instances]
+    at_once = workers if executor is None else 0
+    tasks = [
+        (inst, method, seconds, model, seed, iterations, started if k < at_once else None)
+        for k, inst in enumerate(instances)
+    ]
     pool = None
     if executor is None and workers > 1:
         pool = executor = ProcessPool(workers)

@@ -191,7 +191,7 @@ def _fake_solve_then_stop(monkeypatch, stop_at: int, asked: list | None = None):
 
     runs = []
 
-    def fake(instance, method, seconds, model=None, seed=0, progress=False):
+    def fake(instance, method, seconds, model=None, seed=0, progress=False, **_):
         runs.append(instance.name)
         if asked is not None:
             asked.append({"model": model, "progress": progress})
@@ -309,7 +309,7 @@ def test_failures_are_counted_one_each_and_quiet_prints_no_progress(tmp_path, mo
 def test_a_result_without_a_note_says_no_solution_found(tmp_path, monkeypatch, capsys):
     import clrp_rl4co.solving as solving
 
-    def fake(instance, method, seconds, model=None, seed=0, progress=False):
+    def fake(instance, method, seconds, model=None, seed=0, progress=False, **_):
         return SolveResult(None, None, method, None, 0.1, "no solution")
 
     monkeypatch.setattr(solving, "solve", fake)
@@ -445,3 +445,16 @@ def test_not_run_is_one_word_everywhere_and_the_table_is_printed(tmp_path, monke
         "not run",
     ]
     assert [r["status"] for r in _summary(tmp_path / "o")] == ["feasible", "interrupted", "not run"]
+
+
+def test_the_repeatable_mode_reaches_the_run_and_excludes_a_time(tmp_path, recorded_run, capsys):
+    files = _json_files(tmp_path, 1)
+    main(["solve", *files, "--iterations", "250", "--out", str(tmp_path / "a"), "--quiet"])
+    main(["solve", *files, "--out", str(tmp_path / "b"), "--quiet"])
+    repeatable, timed = recorded_run
+    assert repeatable["iterations"] == 250 and timed["iterations"] is None
+    assert timed["started"] <= time.perf_counter()  # the process's start
+    with pytest.raises(SystemExit) as info:
+        main(["solve", *files, "--iterations", "250", "--time", "5"])
+    assert info.value.code == 2
+    assert "argument --time: not allowed with argument --iterations" in capsys.readouterr().err

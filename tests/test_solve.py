@@ -405,10 +405,12 @@ def test_the_signature_is_the_documented_one():
 
     defaults = {k: p.default for k, p in inspect.signature(solve).parameters.items()}
     assert defaults == {"instance": inspect.Parameter.empty, "method": "auto", "seconds": 10.0,
-                        "model": None, "seed": 0, "progress": False}  # fmt: skip
+                        "model": None, "seed": 0, "progress": False, "iterations": None,
+                        "started": None}  # fmt: skip
     many = {k: p.default for k, p in inspect.signature(solve_many).parameters.items()}
     assert (many["method"], many["seconds"], many["seed"], many["workers"]) == ("auto", 10.0, 0, 1)
     assert many["executor"] is None and many["progress"] is False
+    assert many["iterations"] is None and many["started"] is None
 
 
 class _Recorder:
@@ -554,13 +556,16 @@ def test_a_worker_task_runs_one_thread_and_passes_everything_on(monkeypatch):
     monkeypatch.setattr(solving, "solve", lambda *args, **kw: seen.append((args, kw)) or "r")
     threads = torch.get_num_threads()
     try:
-        assert solving._solve_task(("inst", "pyvrp", 3.0, "m", 4)) == "r"
+        assert solving._solve_task(("inst", "pyvrp", 3.0, "m", 4, 7, 0.5)) == "r"
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(threads)
-    assert seen == [(("inst", "pyvrp", 3.0, "m", 4), {})]
-    assert solving._solve_here(("inst", "x8", 2.0, None, 1)) == "r"
-    assert seen[-1] == (("inst", "x8", 2.0, None, 1), {"progress": False})
+    assert seen == [(("inst", "pyvrp", 3.0, "m", 4), {"iterations": 7, "started": 0.5})]
+    assert solving._solve_here(("inst", "x8", 2.0, None, 1, None, None)) == "r"
+    assert seen[-1] == (
+        ("inst", "x8", 2.0, None, 1),
+        {"progress": False, "iterations": None, "started": None},
+    )
 
 
 def test_preloading_reads_files_and_loads_the_models_a_fork_will_share(benchmarks_root, tmp_path):
@@ -569,7 +574,8 @@ def test_preloading_reads_files_and_loads_the_models_a_fork_will_share(benchmark
     path = benchmarks_root / "prins" / "coord20-5-1.dat"
     bad = tmp_path / "bad.json"
     solving._POLICIES.pop("drlhq_clrp20", None)
-    tasks = [(str(path), "x8", 5.0, "drlhq_clrp20", 0), (str(bad), "x8", 5.0, None, 1)]
+    tasks = [(str(path), "x8", 5.0, "drlhq_clrp20", 0, None, None)]
+    tasks.append((str(bad), "x8", 5.0, None, 1, None, None))
     out = solving._preload(tasks)
     assert isinstance(out[0][0], CLRPInstance) and out[0][1:] == tasks[0][1:]
     assert out[1] == tasks[1]  # unreadable: left for its task to report
@@ -683,7 +689,62 @@ def test_preloading_resolves_auto_with_the_instance_and_its_budget():
 
     generalist = generalist_model()
     solving._POLICIES.pop(generalist, None)
-    solving._preload([(_large(), "auto", 10.0, None, 0)])  # 400 customers, 10 s: PyVRP alone
+    solving._preload([(_large(), "auto", 10.0, None, 0, None, None)])  # 400, 10 s: PyVRP alone
     assert generalist not in solving._POLICIES
-    solving._preload([(_large(), "x8", 10.0, None, 0)])  # auto's model: the generalist
+    solving._preload([(_large(), "x8", 10.0, None, 0, None, None)])  # auto's: the generalist
     assert generalist in solving._POLICIES
+
+
+def _routes(result) -> list:
+    return [(r.depot, r.customers) for r in result.solution.routes]
+
+
+def test_the_repeatable_mode_gives_the_same_solution_under_any_load():
+    """Same instance and seed with ``iterations``: the same solution, once on a quiet core and
+    once beside two processes that keep the CPUs busy (a time budget would give PyVRP fewer
+    iterations there)."""
+    import subprocess
+    import sys
+
+    instance = random_instance(40, seed=11, num_depots=4)
+    quiet = solve(instance, "pyvrp", iterations=300, seed=3)
+    burn = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
+    burners = [subprocess.Popen([sys.executable, "-c", burn]) for _ in range(2)]
+    try:
+        loaded = solve(instance, "pyvrp", iterations=300, seed=3)
+    finally:
+        for process in burners:
+            process.kill()
+    assert _routes(loaded) == _routes(quiet) and loaded.objective == quiet.objective
+    assert quiet.details["iterations"] == 300 and quiet.method == "pyvrp"
+    other_seed = solve(instance, "pyvrp", iterations=300, seed=4)
+    other_seed.solution.check(instance)
+
+
+def test_the_repeatable_mode_of_each_method():
+    tiny = random_instance(6, seed=0, num_depots=2)
+    exact = solve(tiny, "auto", iterations=50)
+    assert exact.method == "exact" and exact.status == "optimal"
+    assert solve(tiny, "exact", iterations=50).objective == exact.objective
+    larger = random_instance(20, seed=1, num_depots=3)
+    assert solve(larger, "auto", iterations=50).method == "pyvrp"  # never the hybrid
+    first = solve(larger, "x8", iterations=50, model="drlhq_clrp20")
+    again = solve(larger, "x8", iterations=50, model="drlhq_clrp20")
+    assert first.details["decode"] == "x8" and _routes(first) == _routes(again)
+    for method in ("hybrid", "sgbs"):
+        with pytest.raises(ValueError, match=rf"iterations: method '{method}' depends on"):
+            solve(larger, method, iterations=50)
+    with pytest.raises(ValueError, match="iterations: must be >= 1, got 0"):
+        solve(larger, "pyvrp", iterations=0)
+    with pytest.raises(TypeError, match="iterations: must be an int or None, got float 2.5"):
+        solve(larger, "pyvrp", iterations=2.5)
+
+
+def test_the_budget_counts_from_an_earlier_start_when_given():
+    """``started`` 1.5 s before the call (the command's process start): a 2 s budget leaves
+    about 0.5 s for the run, and the reported seconds count from ``started``."""
+    import time
+
+    instance = random_instance(30, seed=4, num_depots=3)
+    result = solve(instance, "pyvrp", seconds=2.0, started=time.perf_counter() - 1.5)
+    assert 1.5 <= result.seconds <= 2.0 * 1.05 + 0.5

@@ -50,6 +50,7 @@ class SolveOptions:
     plot: bool
     quiet: bool
     overwrite: bool = False
+    iterations: int | None = None
 
 
 def _positive_float(text: str) -> float:
@@ -80,12 +81,21 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="instance files, folders or globs")
-    p.add_argument(
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument(
         "--time",
         type=_positive_float,
         default=10.0,
         metavar="S",
         help="wall-clock seconds per instance (default 10), model loading and decoding included",
+    )
+    budget.add_argument(
+        "--iterations",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="repeatable mode instead of --time: PyVRP iterations per instance, the same "
+        "solution for the same file and seed on any load (methods auto, pyvrp, exact, x8)",
     )
     p.add_argument(
         "--method",
@@ -157,4 +167,5 @@ def parse_args(argv: list[str] | None = None) -> SolveOptions:
         plot=args.plot,
         quiet=args.quiet,
         overwrite=args.overwrite,
+        iterations=args.iterations,
     )

@@ -52,8 +52,10 @@ def _result_text(result, error: str | None) -> str:
     return f"{result.objective:.10g} ({result.method}, {result.seconds:.1f} s{note})"
 
 
-def solve_command(options: SolveOptions) -> int:
-    """Run ``clrp-rl4co solve`` with parsed options; returns the exit status."""
+def solve_command(options: SolveOptions, started: float | None = None) -> int:
+    """Run ``clrp-rl4co solve`` with parsed options; returns the exit status. ``started``: the
+    ``time.perf_counter()`` reading the first instances' budgets count from (the process's
+    start; None: when they start)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     problem = check_model(options.model)  # torch-free: refused at once
     if problem is not None:
@@ -101,6 +103,8 @@ def solve_command(options: SolveOptions) -> int:
     from .progress import Progress
 
     progress = Progress(len(readable), quiet=options.quiet)
+    repeatable = options.iterations is not None
+    budget_text = f"{options.iterations} iterations" if repeatable else f"{options.seconds:g} s"
 
     def finished(index: int, result) -> None:
         nonlocal failed
@@ -108,7 +112,7 @@ def solve_command(options: SolveOptions) -> int:
         error = result.error if result.status in ("failed", "not run") else None
         if error is None and result.solution is None:
             note = result.details.get("note", "no solution found")
-            error = f"{result.method}: {note} within {options.seconds:g} s"
+            error = f"{result.method}: {note} within {budget_text}"
         if error is None:
             try:
                 write_solution(job, result, options.seed, options.out, options.plot)
@@ -123,7 +127,7 @@ def solve_command(options: SolveOptions) -> int:
         progress.finished(job.label, _result_text(result, error))
 
     inner = progress.terminal and not options.quiet and options.workers == 1
-    inner = inner and options.seconds >= LONG_INSTANCE_SECONDS
+    inner = inner and not repeatable and options.seconds >= LONG_INSTANCE_SECONDS
     interrupt.clear()
     with interrupt.catch_sigint():
         if options.workers == 1:
@@ -138,6 +142,8 @@ def solve_command(options: SolveOptions) -> int:
             seed=options.seed,
             workers=options.workers,
             on_result=finished,
+            iterations=options.iterations,
+            started=started,
             progress=inner,
         )
     progress.close()
