@@ -83,30 +83,17 @@ def gap_pct(objective: float | None, bks: float) -> float | None:
 
 
 def read_bks(path: str | Path) -> dict[str, float]:
-    """The best-known values of a CSV with columns ``file,bks`` (``file``: a file name).
+    """The best-known values of a CSV with columns ``file,bks`` (``file``: a file name), read
+    as the command reads ``--bks`` (:meth:`clrp_rl4co.data.bks.BestKnown.read`).
 
     Raises:
         ValueError: a missing column, a value that is not a positive number or a file named
             twice (the message names the file, the line and the value).
         OSError: the file cannot be read.
     """
-    out: dict[str, float] = {}
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames is None or not {"file", "bks"} <= set(reader.fieldnames):
-            raise ValueError(f"{path}: needs the columns file,bks, got {reader.fieldnames}")
-        for line, row in enumerate(reader, start=2):
-            try:
-                value = float(row["bks"])
-            except (TypeError, ValueError):
-                value = math.nan
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{path}:{line}: bks must be a positive number, got "
-                                 f"{row['bks']!r}")  # fmt: skip
-            if row["file"] in out:
-                raise ValueError(f"{path}:{line}: {row['file']} is named twice")
-            out[row["file"]] = value
-    return out
+    from clrp_rl4co.data.bks import BestKnown
+
+    return BestKnown.read(Path(path)).table
 
 
 def read_runs(out: Path) -> list[dict[str, str]]:

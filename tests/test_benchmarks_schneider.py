@@ -139,5 +139,8 @@ def test_best_known_values_are_read_and_checked(tmp_path):
     with pytest.raises(ValueError, match=r"bks\.csv:3: bks must be a positive number, got 'x'"):
         schneider.read_bks(path)
     path.write_text("file,value\na,1\n")
-    with pytest.raises(ValueError, match="needs the columns file,bks"):
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['bks'\] \(need file,bks\)"):
+        schneider.read_bks(path)
+    path.write_text("file,bks\na.json,1\na.json,2\n")
+    with pytest.raises(ValueError, match=r"bks\.csv:3: a\.json is named twice"):
         schneider.read_bks(path)

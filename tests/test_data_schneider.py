@@ -270,7 +270,7 @@ def test_malformed_fields_are_named_with_file_and_value(tmp_path, change, messag
     "content, message",
     [
         (b"{not json", "1: not valid JSON (Expecting property name enclosed in double quotes"),
-        (b'{"name":\n "\xff"}', "2: not a text file (invalid start byte)"),
+        (b'{"name":\n "\xff"}', "2: not a text file (invalid start byte 0xff at column 3)"),
         (b"[1, 2]", "1: instance: must be a JSON object, got list"),
     ],
 )

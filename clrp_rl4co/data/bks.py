@@ -62,8 +62,8 @@ class BestKnown:
         """The values of ``path`` (None: the Prins table only).
 
         Raises:
-            ValueError: the CSV lacks a column or holds a value that is not a positive number
-                (the message names the file, the line and the value).
+            ValueError: the CSV lacks a column, holds a value that is not a positive number or
+                names a file twice (the message names the file, the line and the value).
         """
         table: dict[str, float] = {}
         if path is None:
@@ -82,6 +82,8 @@ class BestKnown:
                     raise ValueError(
                         f"{path}:{lineno}: bks must be a positive number, got {row['bks']!r}"
                     )
+                if row["file"] in table:
+                    raise ValueError(f"{path}:{lineno}: {row['file']} is named twice")
                 table[row["file"]] = value
         return cls(table)
 

@@ -345,19 +345,14 @@ class JsonScan:
         return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
-def read_json_instance(path: str | Path) -> CLRPInstance:
-    """Read an instance file in the JSON format; the name defaults to the file's stem.
+def read_json_text(path: Path) -> tuple[str, Any]:
+    """The text of the JSON file ``path`` and its parsed value.
 
     Raises:
-        ValueError: the file is not JSON or a field is wrong. The message starts with the
-            path and the 1-based line of the value at fault (``path:LINE: ``; where a JSON
-            error is, for a file that is not JSON, with its 1-based column), then names the
-            field as :func:`instance_from_dict` does; a rule on the whole instance names the
-            1-based lines of the ``depots`` and ``customers`` lists instead (``path: ...
-            (customers on lines 12-20, depots on lines 4-10)``).
+        ValueError: the file is not UTF-8 text or not JSON; the message starts with
+            ``path:LINE: `` (1-based; with the 1-based column where the parser says it).
         OSError: the file cannot be read.
     """
-    path = Path(path)
     raw = path.read_bytes()
     try:
         text = raw.decode()
@@ -385,6 +380,23 @@ def read_json_instance(path: str | Path) -> CLRPInstance:
         scan = JsonScan(text)
         line = 1 if scan.long_integer is None else scan.line(scan.long_integer)
         raise ValueError(f"{path}:{line}: not valid JSON ({exc})") from None
+    return text, data
+
+
+def read_json_instance(path: str | Path) -> CLRPInstance:
+    """Read an instance file in the JSON format; the name defaults to the file's stem.
+
+    Raises:
+        ValueError: the file is not JSON or a field is wrong. The message starts with the
+            path and the 1-based line of the value at fault (``path:LINE: ``; where a JSON
+            error is, for a file that is not JSON, with its 1-based column), then names the
+            field as :func:`instance_from_dict` does; a rule on the whole instance names the
+            1-based lines of the ``depots`` and ``customers`` lists instead (``path: ...
+            (customers on lines 12-20, depots on lines 4-10)``).
+        OSError: the file cannot be read.
+    """
+    path = Path(path)
+    text, data = read_json_text(path)
     try:
         return instance_from_dict(data, name=path.stem)
     except _FieldError as exc:

@@ -25,7 +25,6 @@ from 0 in the file's order, and the message gives the entry's number counting fr
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .instance import CAPACITY_TOLERANCE, CLRPInstance, oversized_demand
-from .json_instance import JsonScan, json_number, show_value
+from .json_instance import JsonScan, json_number, read_json_text, show_value
 
 #: Fields of each depot and customer entry.
 DEPOT_FIELDS = ("capacity", "costs", "index", "x", "y")
@@ -254,21 +253,7 @@ def read_schneider(path: str | Path) -> CLRPInstance:
         OSError: the file cannot be read.
     """
     path = Path(path)
-    raw = path.read_bytes()
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(f"{path}:{line}: not a text file ({exc.reason})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"{exc.msg} at column {exc.colno}"
-        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({message})") from None
-    except RecursionError:
-        raise ValueError(f"{path}:1: not valid JSON (nested too deeply)") from None
-    except ValueError as exc:  # an integer literal too long to convert
-        raise ValueError(f"{path}:1: not valid JSON ({exc})") from None
+    text, data = read_json_text(path)
     try:
         return instance_from_schneider(data, name=path.stem)
     except ValueError as exc:
