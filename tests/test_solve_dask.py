@@ -5,6 +5,7 @@ it is run again on another worker and its result says so (``details["reruns"]``)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -17,13 +18,14 @@ from clrp_rl4co.solving import solve_many
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A real local Dask cluster: two worker processes, one thread each; a task whose worker
-    dies is not retried (it fails at once)."""
+@contextlib.contextmanager
+def _local_client(allowed_failures: int):
+    """A client of a real local Dask cluster: two worker processes, one thread each, and the
+    scheduler's ``allowed-failures`` set (a module-scoped setting holds while its fixture
+    lives, so each cluster sets its own)."""
     import dask
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures}):
         with (
             distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
@@ -34,24 +36,23 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
+def cluster():
+    """A task whose worker dies is not retried (it fails at once)."""
+    with _local_client(0) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
 def retrying_cluster():
-    """A real local Dask cluster with Dask's default ``allowed-failures`` (a task whose worker
-    dies is run again elsewhere)."""
-    import dask
+    """Dask's default ``allowed-failures`` (read from distributed's own defaults): a task
+    whose worker dies is run again elsewhere."""
     import yaml
 
     defaults = Path(distributed.__file__).with_name("distributed.yaml")
     default = yaml.safe_load(defaults.read_text())["distributed"]["scheduler"]["allowed-failures"]
     assert default > 0
-    # the other cluster's setting (0) holds while its module-scoped fixture lives: undo it here
-    with dask.config.set({"distributed.scheduler.allowed-failures": default}):
-        with (
-            distributed.LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-            ) as local,
-            distributed.Client(local) as client,
-        ):
-            yield client
+    with _local_client(default) as client:
+        yield client
 
 
 def _killed_mid_run(client, items: list, seconds: float) -> list:
