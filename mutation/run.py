@@ -116,6 +116,10 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_exact.py",
         "tests/test_solvers_exact_model.py",
     ],
+    "clrp_rl4co/solvers/exact_model.py": [
+        "tests/test_solvers_exact_model.py",
+        "tests/test_solvers_exact.py",
+    ],
     "clrp_rl4co/solvers/refine.py": [
         "tests/test_solvers_refine.py",
     ],
@@ -130,8 +134,25 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_pyvrp_budget.py",
         "tests/test_solvers_pyvrp_encoding.py",
         "tests/test_solvers_pyvrp.py",
+        "tests/test_solvers_decompose.py",
+        "tests/test_solvers_golden.py",
+    ],
+    "clrp_rl4co/solvers/stopping.py": [
+        "tests/test_solvers_stopping.py",
+        "tests/test_solvers_pyvrp_budget.py",
+        "tests/test_solvers_pyvrp.py",
+    ],
+    "clrp_rl4co/solvers/set_estimate.py": [
+        "tests/test_solvers_pyvrp_budget.py",
+        "tests/test_solvers_pyvrp.py",
         "tests/test_solvers_location_model.py",
         "tests/test_solvers_decompose.py",
+    ],
+    "clrp_rl4co/solvers/set_search.py": [
+        "tests/test_solvers_pyvrp_budget.py",
+        "tests/test_solvers_pyvrp.py",
+        "tests/test_solvers_decompose.py",
+        "tests/test_solvers_golden.py",
     ],
     "clrp_rl4co/solvers/location_model.py": [
         "tests/test_solvers_location_model.py",
@@ -202,6 +223,7 @@ ALSO_COPY: dict[str, list[str]] = {
     # tests/test_solvers_location_model.py reads datasets/hard
     "clrp_rl4co/solvers/location_model.py": ["datasets"],
     "clrp_rl4co/solvers/pyvrp_solver.py": ["datasets"],
+    "clrp_rl4co/solvers/set_estimate.py": ["datasets"],
     "clrp_rl4co/solvers/highs.py": ["datasets"],
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],

@@ -11,12 +11,14 @@ from clocks import FakeClock
 from instances import random_instance
 
 import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
+import clrp_rl4co.solvers.set_search as set_search
 from clrp_rl4co import interrupt
 from clrp_rl4co.data import CLRPInstance, CLRPSolution
 from clrp_rl4co.data.solution import Route, route_length
 from clrp_rl4co.solvers import solve_pyvrp
 from clrp_rl4co.solvers.decompose import depot_groups, route_by_parts, sub_instance, sweep_routes
-from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, route_on_set
+from clrp_rl4co.solvers.pyvrp_solver import route_on_set
+from clrp_rl4co.solvers.set_estimate import SetEstimate
 
 
 def clustered_instance(seed: int = 0, per_cluster: int = 60) -> CLRPInstance:
@@ -130,8 +132,8 @@ def test_the_search_routes_a_large_instance_by_parts(monkeypatch):
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 200)
     instance = clustered_instance()
     calls = []
-    real = pyvrp_solver.route_by_parts
-    monkeypatch.setattr(pyvrp_solver, "route_by_parts",
+    real = set_search.route_by_parts
+    monkeypatch.setattr(set_search, "route_by_parts",
                         lambda *a, **k: calls.append(a) or real(*a, **k))  # fmt: skip
     res = solve_pyvrp(instance, seconds=None, max_iterations=200)
     assert calls and res.solution is not None
@@ -163,22 +165,24 @@ def test_the_large_ranking_gets_what_the_model_needs_within_a_tenth_and_a_quarte
         vehicle_capacity=10.0,
         vehicle_fixed_cost=1.0,
     )
-    assert pyvrp_solver.large_ranking_seconds(instance, seconds) == pytest.approx(expected)
+    assert set_search.large_ranking_seconds(instance, seconds) == pytest.approx(expected)
 
 
 def test_the_large_path_ranks_sets_for_its_ranking_seconds(monkeypatch):
     # From LARGE_INSTANCE customers (200 here) the first ranked set is the only one routed:
     # 240 customers need 3 x 1.2^2 = 4.32 s, within 40 s a tenth (4 s) and a quarter (10 s).
+    # The threshold switches the path (pyvrp_solver) and scales the ranking (set_search).
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 200)
+    monkeypatch.setattr(set_search, "LARGE_INSTANCE", 200)
     asked = []
     real = SetEstimate.best_sets
 
     def spy(self, *args, **kwargs):
-        asked.append(kwargs.get("max_seconds"))
+        asked.append(kwargs["deadline"].left())
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(SetEstimate, "best_sets", spy)
-    monkeypatch.setattr(pyvrp_solver, "route_by_parts", lambda *a, **k: None)
+    monkeypatch.setattr(set_search, "route_by_parts", lambda *a, **k: None)
     pyvrp_solver.depot_set_search(clustered_instance(), 40.0, clock=FakeClock())
     assert asked == [pytest.approx(4.32)]
 

@@ -13,6 +13,7 @@ from instances import random_instance
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers import solve, solve_exact, solve_pyvrp
 from clrp_rl4co.solvers.common import make_result
+from clrp_rl4co.solvers.exact_model import build_model, extract_solution, solution_values
 
 
 def tight_instance(num_customers: int, seed: int) -> CLRPInstance:
@@ -347,8 +348,8 @@ def test_plumbing_of_warm_start_budget_seed_threads_and_strategy(monkeypatch):
     assert threads == [1]
     [(name, incumbent, warm, remaining)] = strategy_calls
     assert name == "monolithic" and incumbent is not None
-    model = exact._build(inst)
-    assert np.array_equal(warm, exact._values(model, inst, incumbent))
+    model = build_model(inst)
+    assert np.array_equal(warm, solution_values(model, inst, incumbent))
     assert 0 < remaining <= 60
     assert res.solution is incumbent and res.solver == "exact" and res.name == "clrp10_0"
     assert res.proven_optimal is False and res.status == "feasible" and res.bound is None
@@ -393,7 +394,7 @@ def test_highs_options_and_its_scheduler(monkeypatch):
     monkeypatch.setattr(highspy.Highs, "resetGlobalScheduler", reset)
     saved = list(highs._scheduler_threads)
     highs._scheduler_threads.clear()  # as in a fresh process
-    model = exact._build(tight_instance(4, 0))
+    model = build_model(tight_instance(4, 0))
     h = exact._highs(model, 1, False)
     assert h.getOptionValue("threads")[1] == 1 and h.getOptionValue("mip_rel_gap")[1] == 0.0
     assert h.getOptionValue("output_flag")[1] is False
@@ -432,7 +433,6 @@ def test_a_highs_failure_names_its_status():
 
 
 def test_extract_reads_a_route_through_every_customer():
-    import clrp_rl4co.solvers.exact as exact
 
     inst = tight_instance(4, 0)
     roomy = CLRPInstance(
@@ -445,8 +445,8 @@ def test_extract_reads_a_route_through_every_customer():
         vehicle_fixed_cost=inst.vehicle_fixed_cost,
     )
     sol = CLRPSolution([Route(1, (2, 0, 3, 1))])
-    model = exact._build(roomy)
-    assert exact._extract(model, exact._values(model, roomy, sol)) == sol
+    model = build_model(roomy)
+    assert extract_solution(model, solution_values(model, roomy, sol)) == sol
 
 
 def test_the_optimality_tolerance_is_relative_above_one(monkeypatch):

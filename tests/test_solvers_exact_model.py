@@ -1,7 +1,8 @@
-"""The exact solver's MIP against its documented model (the docstring of ``solvers/exact.py``):
+"""The exact solver's MIP against its documented model (the docstring of
+``solvers/exact_model.py``):
 
 - every valid CLRP solution of a small instance is a feasible point of the MIP, with the
-  solution's cost as objective (the warm-start vector ``_values`` included);
+  solution's cost as objective (the warm-start vector ``solution_values`` included);
 - the LP relaxation equals that of the model written out independently here from the
   docstring (scipy's ``linprog``), so no documented constraint is missing, loosened or tightened;
 - the depot-set strategy finds the brute-force optimum when several depot sets compete, and
@@ -21,6 +22,7 @@ from test_solvers_exact import brute_force, tight_instance
 
 import clrp_rl4co.solvers.exact as exact
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
+from clrp_rl4co.solvers.exact_model import build_model, extract_solution, solution_values
 
 
 def three_depots(
@@ -85,13 +87,13 @@ def _feasible(model, vector, tol=1e-7) -> bool:
 )
 def test_every_valid_solution_is_a_point_of_the_mip(make):
     inst = make()  # binding route capacities (q = 35), and depot capacities on the first
-    model = exact._build(inst)
+    model = build_model(inst)
     count = 0
     for sol in valid_solutions(inst):
-        vector = exact._values(model, inst, sol)
+        vector = solution_values(model, inst, sol)
         assert _feasible(model, vector), sol
         assert float(model.cost @ vector) == pytest.approx(sol.cost(inst).total, rel=1e-12)
-        assert exact._extract(model, vector).cost(inst).total == pytest.approx(
+        assert extract_solution(model, vector).cost(inst).total == pytest.approx(
             sol.cost(inst).total, rel=1e-12
         )
         count += 1
@@ -100,11 +102,12 @@ def test_every_valid_solution_is_a_point_of_the_mip(make):
     overloaded = CLRPSolution([Route(1, (0, 1, 2))])
     with pytest.raises(ValueError, match="vehicle capacity"):
         overloaded.check(inst)
-    assert not _feasible(model, exact._values(model, inst, overloaded))
+    assert not _feasible(model, solution_values(model, inst, overloaded))
 
 
 def documented_lp(inst: CLRPInstance) -> float:
-    """The LP relaxation of the model in the docstring of ``solvers/exact.py``, written out."""
+    """The LP relaxation of the model in the docstring of ``solvers/exact_model.py``, written
+    out."""
     nd, nc = inst.num_depots, inst.num_customers
     d, q, cap = inst.demand, inst.vehicle_capacity, inst.depot_capacity
     c = inst.cost_matrix()
@@ -193,7 +196,7 @@ def documented_lp(inst: CLRPInstance) -> float:
 
 
 def package_lp(inst: CLRPInstance) -> float:
-    model = exact._build(inst)
+    model = build_model(inst)
     h = exact._highs(model, 1, False)
     ncol = len(model.cost)
     h.changeColsIntegrality(
@@ -263,7 +266,7 @@ def test_depot_sets_under_a_clock_that_runs_out():
     sets = [s for r in (1, 2, 3) for s in itertools.combinations(range(3), r)]
     k = sum(inst.depot_capacity[list(s)].sum() >= need for s in sets)
     assert k == 5
-    model = exact._build(inst)
+    model = build_model(inst)
     optimum = brute_force(inst)
     worse = CLRPSolution([Route(2, (c,)) for c in range(5)])  # valid, far from optimal
     worse_cost = worse.cost(inst).total
@@ -331,7 +334,7 @@ def test_subsets_sets_the_incumbent_as_objective_bound(monkeypatch):
 
 def test_columns_integer_as_documented():
     # y, z and x are binary; the load flows f are continuous
-    model = exact._build(three_depots(4, 0))
+    model = build_model(three_depots(4, 0))
     flows = np.array(sorted(model.f.values()))
     assert len(flows) > 0 and flows.min() == model.x[-1] + 1
     assert model.integer[model.y].all() and model.integer[model.z.ravel()].all()
@@ -382,7 +385,7 @@ def test_depot_set_statuses_decide_what_is_proven(monkeypatch):
     # bound is the best of what the open sets could still reach; "Infeasible" and "Objective
     # bound" (nothing better than the incumbent) close a set
     inst = three_depots(5, 0)
-    model = exact._build(inst)
+    model = build_model(inst)
     incumbent = CLRPSolution([Route(2, (c,)) for c in range(5)])
     best_cost = incumbent.cost(inst).total
     for statuses, proven in (
@@ -407,7 +410,7 @@ def test_an_lp_bound_stopped_early_does_not_close_a_set(monkeypatch):
     # a set whose LP bound did not finish (status neither Optimal nor Infeasible) gets the
     # bound -inf: it is still solved, so a poor incumbent is improved to the optimum
     inst = three_depots(5, 1)
-    model = exact._build(inst)
+    model = build_model(inst)
     h = exact._highs(model, 1, False)
     lp_phase = []
     change = h.changeColsIntegrality

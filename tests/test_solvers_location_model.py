@@ -21,7 +21,8 @@ from clrp_rl4co.data import CLRPInstance
 from clrp_rl4co.data.files import read_instance
 from clrp_rl4co.solvers import location_model
 from clrp_rl4co.solvers.location_model import candidate_depots, facility_location_set
-from clrp_rl4co.solvers.pyvrp_solver import SetEstimate
+from clrp_rl4co.solvers.set_estimate import SetEstimate
+from clrp_rl4co.solvers.stopping import Deadline
 
 
 def line_instance(depot_x, capacity, opening, customer_x, demand, q=15.0, fixed=0.0):
@@ -179,7 +180,7 @@ def test_the_ranking_comes_near_the_model_optimum_on_heterogeneous_depots(name):
     # the model's optimum, a lower bound on the estimate of every set it can price whole.
     instance = read_instance(f"datasets/hard/hetero/{name}.dat")
     est = SetEstimate(instance)
-    ranked = est.best_sets(max_seconds=None)
+    ranked = est.best_sets()
     bound = model_optimum(instance)
     assert bound <= est(ranked[0]) <= 1.05 * bound
 
@@ -210,11 +211,11 @@ def test_without_a_time_limit_the_branch_and_bound_is_node_limited(monkeypatch):
 
 
 def test_the_models_set_is_ranked_even_when_the_model_used_up_the_rankings_time(monkeypatch):
-    # The model runs last in the ranking (fewer than MODEL_FIRST_DEPOTS depots) and here
+    # The model runs last in the ranking (fewer than model_first_depots depots) and here
     # spends all the time the ranking had left: the set it returns must still be priced and
     # ranked (at 5,000 customers it is the best set by far, and the first one routed). The
     # set below (the six dearest depots) is not one the ranking reaches by itself.
-    import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
+    import clrp_rl4co.solvers.set_estimate as set_estimate
 
     rng = np.random.default_rng(4)
     instance = CLRPInstance(
@@ -228,17 +229,17 @@ def test_the_models_set_is_ranked_even_when_the_model_used_up_the_rankings_time(
     )
     dearest = (6, 7, 8, 9, 10, 11)
     clock = FakeClock()
-    ranked_alone = SetEstimate(instance, clock=clock)
-    monkeypatch.setattr(pyvrp_solver, "facility_location_set", lambda *args: None)
-    assert dearest not in ranked_alone.best_sets(max_seconds=5.0)
+    ranked_alone = SetEstimate(instance)
+    monkeypatch.setattr(set_estimate, "facility_location_set", lambda *args: None)
+    assert dearest not in ranked_alone.best_sets(deadline=Deadline(5.0, clock))
 
     def slow_model(inst, seconds):
         clock.now += 10.0  # past the ranking's deadline
         return dearest
 
-    monkeypatch.setattr(pyvrp_solver, "facility_location_set", slow_model)
-    est = SetEstimate(instance, clock=clock)
-    ranked = est.best_sets(max_seconds=5.0)
+    monkeypatch.setattr(set_estimate, "facility_location_set", slow_model)
+    est = SetEstimate(instance)
+    ranked = est.best_sets(deadline=Deadline(5.0, clock))
     assert dearest in ranked
     assert est(dearest) == SetEstimate(instance)(dearest)
 

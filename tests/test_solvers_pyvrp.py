@@ -21,7 +21,10 @@ from clrp_rl4co.data import (
     tensordict_to_instances,
 )
 from clrp_rl4co.solvers import solve, solve_pyvrp, solve_td
-from clrp_rl4co.solvers.pyvrp_solver import SetEstimate, encode, fleet_restricts
+from clrp_rl4co.solvers.pyvrp_encoding import encode
+from clrp_rl4co.solvers.set_estimate import SetEstimate
+from clrp_rl4co.solvers.set_search import fleet_restricts
+from clrp_rl4co.solvers.stopping import Deadline
 
 
 def independent_cost(inst: CLRPInstance, sol: CLRPSolution) -> float:
@@ -284,7 +287,7 @@ def test_depot_set_ranking_stops_at_its_time_limit():
     instance = many_depots_instance(300, 60, seed=1)
     est = SetEstimate(instance)
     began = time.perf_counter()
-    ranked = est.best_sets(max_seconds=0.2)
+    ranked = est.best_sets(deadline=Deadline(0.2))
     assert time.perf_counter() - began < 0.2 + 0.5
     assert ranked and all(math.isfinite(est(s)) for s in ranked)
     fresh = SetEstimate(instance)
@@ -365,9 +368,10 @@ def test_with_no_iterations_pyvrp_returns_the_warm_start():
 
 
 def test_a_run_hands_pyvrp_its_seed_and_its_give_up_criterion(monkeypatch):
-    from pyvrp.stop import MaxIterations, MaxRuntime
+    from pyvrp.stop import MaxIterations
 
     from clrp_rl4co.solvers import pyvrp_solver
+    from clrp_rl4co.solvers.stopping import DeadlineReached, NoFeasibleBy, StopRequested
 
     real_solve = pyvrp_solver.pyvrp.solve
     seen = []
@@ -383,9 +387,9 @@ def test_a_run_hands_pyvrp_its_seed_and_its_give_up_criterion(monkeypatch):
     assert [kwargs["seed"] for _, kwargs in seen] == [0, 5]  # seed 0 by default
     criteria = seen[1][0].criteria
     assert [type(c) for c in criteria] == [
-        pyvrp_solver._NoFeasibleBy, MaxIterations, MaxRuntime, pyvrp_solver._StopRequested
+        NoFeasibleBy, MaxIterations, DeadlineReached, StopRequested
     ]  # fmt: skip
-    assert criteria[0].seconds == 2.5
+    assert criteria[0].deadline.seconds == 2.5 and criteria[2].deadline.seconds == 5.0
 
 
 def test_pyvrps_other_warnings_reach_the_caller_under_the_callers_filters(monkeypatch):

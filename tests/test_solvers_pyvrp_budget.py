@@ -8,21 +8,20 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
 from clocks import FakeClock, TickingClock
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
-from clrp_rl4co.solvers import pyvrp_solver
-from clrp_rl4co.solvers.pyvrp_solver import (
-    POLISH_SHARE,
-    SetEstimate,
-    _OutOfTime,
-    depot_set_search,
-    route_on_set,
-)
+from clrp_rl4co.solvers import pyvrp_solver, set_estimate, set_search
+from clrp_rl4co.solvers.pyvrp_solver import PARAMS, depot_set_search, route_on_set
+from clrp_rl4co.solvers.set_estimate import OutOfTime, RankingParams, SetEstimate
+from clrp_rl4co.solvers.set_search import SetSearchParams
+from clrp_rl4co.solvers.stopping import Deadline
+
+#: The trips polish of the search's polishing runs (route_on_set's default too).
+POLISH_SHARE = SetSearchParams().polish_share
 
 
 def spread(depots, num_customers: int) -> CLRPSolution:
@@ -90,20 +89,10 @@ def test_without_a_time_budget_the_fleet_never_gives_up(fake_runs):
     assert GIVE_UPS == [None, None]
 
 
-def test_the_give_up_criterion_stops_only_an_infeasible_search_after_its_seconds():
-    from clrp_rl4co.solvers.pyvrp_solver import INFEASIBLE_COST, _NoFeasibleBy
-
-    now = _NoFeasibleBy(0.0)
-    assert now(INFEASIBLE_COST) and now(2**63 - 1)  # PyVRP's price of an infeasible solution
-    assert not now(INFEASIBLE_COST - 1) and not now(12345)  # feasible: never
-    later = _NoFeasibleBy(3600.0)
-    assert not later(2**63 - 1)  # an hour has not passed
-
-
 def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fake_runs):
     clock, calls = fake_runs
     route_on_set(two_clusters(), [1, 0], seconds=10.0, seed=4, clock=clock)
-    assert POLISH_SHARE == 0.1
+    assert PARAMS.polish_share == POLISH_SHARE == 0.1
     assert HISTORIES == [False, False]  # PyVRP's own history unless asked
     assert calls == [("fleet", pytest.approx(9.0), None, 4), ("trips", pytest.approx(1.0), None, 5)]
 
@@ -194,60 +183,24 @@ def test_the_search_stops_when_its_share_of_the_time_is_spent(fake_sets):
 
 def test_set_estimate_stops_at_a_deadline_set_through_its_method():
     clock = FakeClock(0.0)
-    est = SetEstimate(two_clusters(), clock=clock)
-    est.stop_at(5.0)
+    est = SetEstimate(two_clusters())
+    est.stop_at(Deadline(5.0, clock))
     assert np.isfinite(est((0, 1)))
     clock.now = 5.5
     assert est((0, 1)) == est((1, 0))  # cached sets are still answered
-    with pytest.raises(_OutOfTime):
+    with pytest.raises(OutOfTime):
         est((2, 3))
     est.stop_at(None)
     assert np.isfinite(est((2, 3)))
 
 
 def test_the_ranking_stops_after_its_time_on_the_clock():
-    """``best_sets(max_seconds=...)`` measures on the estimate's clock."""
+    """``best_sets(deadline=...)`` measures on the deadline's clock."""
 
     # the deadline is read at 1 s: 4.5 s; new sets are estimated at 2, 3 and 4 s, not at 5 s
-    ranked = SetEstimate(two_clusters(), clock=TickingClock()).best_sets(max_seconds=3.5)
+    ranked = SetEstimate(two_clusters()).best_sets(deadline=Deadline(3.5, TickingClock()))
     assert sorted(ranked) == [(0,), (0, 1), (1,)]
     assert len(SetEstimate(two_clusters()).best_sets()) == 15
-
-
-def test_the_stopping_criterion_holds_the_seconds_and_the_iterations():
-    from pyvrp.stop import MaxIterations, MaxRuntime, MultipleCriteria
-
-    from clrp_rl4co import interrupt
-    from clrp_rl4co.solvers.pyvrp_solver import _stop, _StopRequested
-
-    seconds = _stop(2.5, None)  # each budget comes with the stop-request criterion (Ctrl-C)
-    assert [type(c) for c in seconds.criteria] == [MaxRuntime, _StopRequested]
-    assert seconds.criteria[0]._max_runtime == 2.5
-    iterations = _stop(None, 40.7)
-    assert [type(c) for c in iterations.criteria] == [MaxIterations, _StopRequested]
-    assert iterations.criteria[0]._max_iters == 40
-    both = _stop(-1.0, -3)  # negative budgets stop at once
-    assert isinstance(both, MultipleCriteria)
-    assert [type(c) for c in both.criteria] == [MaxIterations, MaxRuntime, _StopRequested]
-    assert (both.criteria[0]._max_iters, both.criteria[1]._max_runtime) == (0, 0.0)
-    assert not both.criteria[2](1.0)
-    interrupt.request()
-    try:
-        assert both.criteria[2](1.0)
-    finally:
-        interrupt.clear()
-    with pytest.raises(ValueError, match="give seconds or max_iterations"):
-        _stop(None, None)
-
-
-@pytest.mark.parametrize(
-    "seconds, iterations, share, expected",
-    [(10.0, None, 0.25, (2.5, None)), (None, 1000, 0.04, (None, 40)), (2.0, 10, 0.01, (0.02, 1))],
-)
-def test_a_budget_part_is_a_share_of_each_budget_and_at_least_one_iteration(
-    seconds, iterations, share, expected
-):
-    assert pyvrp_solver.budget_part(seconds, iterations, share) == pytest.approx(expected)
 
 
 def test_the_set_estimate_by_hand():
@@ -290,12 +243,12 @@ def test_an_overloaded_nearest_depot_gives_way_by_regret():
 def test_neighbour_sets_in_estimate_order_and_only_those_with_room():
     instance = two_clusters()
     est = SetEstimate(instance)
-    ranked = pyvrp_solver._neighbour_sets(instance, (0, 1), est)
+    ranked = set_search.neighbour_sets(instance, (0, 1), est)
     assert sorted(ranked) == sorted(moves((0, 1), 4))
     assert [est(s) for s in ranked] == sorted(est(s) for s in ranked)
     small = dataclasses.replace(instance, depot_capacity=np.array([4.0, 4.0, 4.0, 1.0]))
     # 6 units of demand: no single depot, and {x, 3} only with 4 + 1 < 6: none of those
-    assert sorted(pyvrp_solver._neighbour_sets(small, (0, 1))) == [(0, 1, 2), (0, 1, 3), (0, 2),
+    assert sorted(set_search.neighbour_sets(small, (0, 1))) == [(0, 1, 2), (0, 1, 3), (0, 2),
                                                                     (1, 2)]  # fmt: skip
 
 
@@ -407,7 +360,7 @@ def test_route_on_set_falls_back_to_the_trips_on_the_time_left_when_the_fleet_fi
 
 
 class Costs:
-    """Stands for ``_cost``: the cost of each fake solution by its identity (``inf`` for
+    """Stands for ``solution_cost``: the cost of each fake solution by its identity (``inf`` for
     None), so that a search can be scripted to improve or not."""
 
     def __init__(self, instance):
@@ -445,7 +398,7 @@ def scripted_search(monkeypatch, instance, improve, **kwargs):
     (k = 1, 2, ...: the cost relative to the best so far, e.g. -1 improves) and the last run
     the best so far + 1. Returns (result, [(depots, seed, warm start)], costs)."""
     costs = Costs(instance)
-    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    monkeypatch.setattr(set_search, "solution_cost", costs)
     calls, best = [], [100.0]
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
@@ -466,7 +419,8 @@ def scripted_search(monkeypatch, instance, improve, **kwargs):
 
 
 @pytest.mark.parametrize(
-    "shares, evals", [({}, 16), ({"first_share": 0.2, "final_share": 0.2}, 15)]
+    "shares, evals",
+    [({}, 16), ({"params": SetSearchParams(first_share=0.2, final_share=0.2)}, 15)],
 )
 def test_the_search_runs_at_most_its_share_of_candidates(monkeypatch, shares, evals):
     """(1 - 0.15 - 0.2) / 0.04 = 16.25: 16 candidates; (1 - 0.2 - 0.2) / 0.04 = 15 (not 14,
@@ -517,7 +471,7 @@ def test_an_equal_cost_is_no_improvement_and_a_better_last_run_is_kept(monkeypat
 def test_the_first_run_is_kept_unless_the_warm_start_is_cheaper(monkeypatch):
     instance = two_clusters()
     costs = Costs(instance)
-    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    monkeypatch.setattr(set_search, "solution_cost", costs)
     start = costs.new((0, 2), 50.0)
     runs = []
 
@@ -546,8 +500,8 @@ def test_a_candidate_exactly_at_the_search_end_still_runs(monkeypatch):
         return spread(depots, 6) if len(calls) == 1 else None
 
     monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
-    depot_set_search(two_clusters(), 100.0, 1000, first_share=0.25, eval_share=0.125,
-                     final_share=0.25, clock=clock)  # fmt: skip
+    shares = SetSearchParams(first_share=0.25, eval_share=0.125, final_share=0.25)
+    depot_set_search(two_clusters(), 100.0, 1000, clock=clock, params=shares)
     assert [c[1] for c in calls] == [25.0, 12.5, 12.5, 0.0]  # the last run: nothing left
     # iterations: the time stop counts as every candidate run: 1000 - 250 - 4 x 125 = 250
     assert calls[-1][2] == 250
@@ -613,7 +567,7 @@ class Landscape(SetEstimate):
 
     def __init__(self, weights, min_size, penalty, bonus=None, located=None):
         self.num_depots = len(weights)
-        self._cache, self._clock, self._deadline = {}, time.perf_counter, None
+        self._cache, self._deadline, self.params = {}, None, RankingParams()
         self.weights, self.min_size, self.penalty = weights, min_size, penalty
         self.bonus = {tuple(k): v for k, v in (bonus or {}).items()}
         self.located = located
@@ -686,10 +640,9 @@ def test_below_fifty_depots_a_slow_model_cannot_cost_the_descents():
             clock.now += 100.0
             return self.located
 
-    assert pyvrp_solver.MODEL_FIRST_DEPOTS == 50
+    assert RankingParams().model_first_depots == 50
     est = SlowModel(weights, min_size=10, penalty=5.0, bonus=bonus, located=located)
-    est._clock = clock
-    assert est.best_sets(max_sets=100, starts=0, max_seconds=1.0)[0] == second
+    assert est.best_sets(max_sets=100, starts=0, deadline=Deadline(1.0, clock))[0] == second
 
 
 def test_every_set_is_ranked_when_they_fit_into_max_sets():
@@ -769,16 +722,17 @@ def test_a_set_is_made_to_fit_by_adding_the_depots_nearest_to_the_stranded_custo
 
 
 def large_path_routes(monkeypatch, instance, ranked) -> set[int]:
-    """The depots of the assignment ``_search_large`` routes when the ranking is ``ranked``."""
-    monkeypatch.setattr(SetEstimate, "best_sets", lambda self, max_seconds=None: ranked)
+    """The depots of the assignment ``route_large`` routes when the ranking is ``ranked``."""
+    monkeypatch.setattr(SetEstimate, "best_sets", lambda self, deadline=None: ranked)
     routed = []
 
     def by_parts(instance, assignment, seconds, route, max_iterations, seed, initial, clock):
         routed.append(assignment)
         return CLRPSolution([Route(int(d), (j,)) for j, d in enumerate(assignment)])
 
-    monkeypatch.setattr(pyvrp_solver, "route_by_parts", by_parts)
-    found = pyvrp_solver._search_large(instance, 10.0, None, 0, None, FakeClock())
+    monkeypatch.setattr(set_search, "route_by_parts", by_parts)
+    deadline = Deadline(10.0, FakeClock())
+    found = set_search.route_large(instance, deadline, None, 0, None, pyvrp_solver.route_on_set)
     [assignment] = routed
     assert set(found.open_depots) == set(assignment.tolist())
     return set(assignment.tolist())
@@ -1022,14 +976,6 @@ def __call__(self) -> float:
     return self.now
 
 
-def test_the_time_left_is_the_budget_less_the_time_spent_and_never_below_zero():
-    clock = FakeClock(1030.0)
-    assert pyvrp_solver._left(10.0, 1024.0, clock) == 4.0  # 6 s of 10 spent
-    assert pyvrp_solver._left(6.5, 1024.0, clock) == 0.5  # less than a second is left as it is
-    assert pyvrp_solver._left(10.0, 1000.0, clock) == 0.0  # 30 s spent: nothing, not -20 s
-    assert pyvrp_solver._left(None, 1024.0, clock) is None  # no time budget
-
-
 def test_route_on_set_the_fallback_trips_get_the_time_left_even_below_a_second(fake_runs):
     # 1 s: the fleet's 0.9 s with a give-up after 0.45 s finds nothing; the trips get 0.55 s
     clock, calls = fake_runs
@@ -1069,12 +1015,13 @@ def test_from_large_instance_customers_on_the_search_takes_the_large_path(monkey
     warm start and the clock included; one customer fewer than the threshold, it does not."""
     instance, start, clock = two_clusters(), spread((0, 1), 6), FakeClock()
     seen = []
-    monkeypatch.setattr(pyvrp_solver, "_search_large", lambda *args: seen.append(args) or start)
+    monkeypatch.setattr(pyvrp_solver, "route_large", lambda *args: seen.append(args) or start)
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 6)
     assert depot_set_search(instance, 10.0, 50, seed=3, initial=start, clock=clock) is start
-    [(got, seconds, iterations, seed, initial, its_clock)] = seen
-    assert got is instance and (seconds, iterations, seed) == (10.0, 50, 3)
-    assert initial is start and its_clock is clock
+    [(got, deadline, iterations, seed, initial, route, params)] = seen
+    assert got is instance and (deadline.seconds, iterations, seed) == (10.0, 50, 3)
+    assert initial is start and deadline.clock is clock
+    assert route is pyvrp_solver.route_on_set and params == SetSearchParams()
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 7)
     monkeypatch.setattr(pyvrp_solver, "route_on_set", lambda *a, **k: None)
     assert depot_set_search(instance, None, 50) is None and len(seen) == 1
@@ -1149,7 +1096,7 @@ def test_the_set_a_better_solution_opened_is_not_run_again(monkeypatch):
     (0, 2), then improves on (0,); (0, 2), an add move of (0,), was routed already."""
     instance = two_clusters()
     costs = Costs(instance)
-    monkeypatch.setattr(pyvrp_solver, "_cost", costs)
+    monkeypatch.setattr(set_search, "solution_cost", costs)
     calls = []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
@@ -1165,7 +1112,7 @@ def test_the_set_a_better_solution_opened_is_not_run_again(monkeypatch):
         return costs.new(opened, cost)
 
     monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
-    found = depot_set_search(instance, None, 1000, eval_share=0.01)
+    found = depot_set_search(instance, None, 1000, params=SetSearchParams(eval_share=0.01))
     assert calls[0] == (0, 1) and (0, 1, 2) in calls and (0,) in calls
     assert costs(instance, found) == 98.0
     candidates = calls[1:-1]
@@ -1176,12 +1123,12 @@ def test_the_set_a_better_solution_opened_is_not_run_again(monkeypatch):
 def test_a_set_is_still_estimated_at_the_deadline_itself():
     """``stop_at``: no new set once the clock *passes* the deadline."""
     clock = FakeClock(0.0)
-    est = SetEstimate(two_clusters(), clock=clock)
-    est.stop_at(5.0)
+    est = SetEstimate(two_clusters())
+    est.stop_at(Deadline(5.0, clock))
     clock.now = 5.0
     assert np.isfinite(est((2, 3)))
     clock.now = 5.0 + 1e-6
-    with pytest.raises(_OutOfTime):
+    with pytest.raises(OutOfTime):
         est((1, 2))
 
 
@@ -1302,13 +1249,13 @@ def test_the_location_model_gets_its_share_of_the_time_left_and_none_at_the_dead
     monkeypatch,
 ):
     asked = []
-    monkeypatch.setattr(pyvrp_solver, "facility_location_set",
+    monkeypatch.setattr(set_estimate, "facility_location_set",
                         lambda instance, seconds: asked.append(seconds) or (0, 1))  # fmt: skip
     clock = FakeClock()
-    est = SetEstimate(two_clusters(), clock=clock)
-    est.stop_at(clock.now + 1.0)
+    est = SetEstimate(two_clusters())
+    est.stop_at(Deadline(1.0, clock))
     assert est.located_set() == (0, 1) and asked == [pytest.approx(0.7)]  # 70% of 1 s
-    est.stop_at(clock.now)  # no time left: the model is not solved
+    est.stop_at(Deadline(0.0, clock))  # no time left: the model is not solved
     assert est.located_set() is None and len(asked) == 1
     est.stop_at(None)  # no deadline: node-limited
     assert est.located_set() == (0, 1) and asked[-1] is None
@@ -1382,8 +1329,8 @@ def test_by_default_at_most_1100_sets_are_enumerated():
 def test_a_ranking_stopped_by_its_time_logs_it(caplog):
     import logging
 
-    with caplog.at_level(logging.DEBUG, logger="clrp_rl4co.solvers.pyvrp_solver"):
-        SetEstimate(two_clusters(), clock=TickingClock()).best_sets(max_seconds=3.5)
+    with caplog.at_level(logging.DEBUG, logger="clrp_rl4co.solvers.set_estimate"):
+        SetEstimate(two_clusters()).best_sets(deadline=Deadline(3.5, TickingClock()))
     messages = [r.getMessage() for r in caplog.records]
     assert any("depot-set ranking stopped after 3.5 s" in m for m in messages), messages
 
@@ -1401,7 +1348,7 @@ def test_swaps_try_the_closed_depots_nearest_to_the_dropped_one_first():
         vehicle_capacity=10.0,
         vehicle_fixed_cost=1.0,
     )
-    assert pyvrp_solver._neighbour_sets(instance, (0,)) == [
+    assert set_search.neighbour_sets(instance, (0,)) == [
         (2,), (3,), (1,), (0, 1), (0, 2), (0, 3)
     ]  # fmt: skip
 
@@ -1417,9 +1364,9 @@ def test_a_move_with_exactly_the_total_demand_of_capacity_is_kept():
         vehicle_capacity=10.0,
         vehicle_fixed_cost=1.0,
     )
-    pairs_of = sorted(pyvrp_solver._neighbour_sets(instance, (0, 1)))
+    pairs_of = sorted(set_search.neighbour_sets(instance, (0, 1)))
     assert pairs_of == [(0, 1, 2), (0, 1, 3), (0, 2), (0, 3), (1, 2), (1, 3)]  # no drop
-    triple_of = sorted(pyvrp_solver._neighbour_sets(instance, (0, 1, 2)))
+    triple_of = sorted(set_search.neighbour_sets(instance, (0, 1, 2)))
     assert triple_of == [(0, 1), (0, 1, 2, 3), (0, 1, 3), (0, 2), (0, 2, 3), (1, 2), (1, 2, 3)]
 
 
@@ -1441,14 +1388,15 @@ def tight_everywhere() -> CLRPInstance:
 
 @pytest.fixture
 def large_path(monkeypatch):
-    """``_search_large`` with a ranking that takes 2 s on a fake clock and ``route_by_parts``
+    """``route_large`` with a ranking that takes 2 s on a fake clock and ``route_by_parts``
     replaced: it records its arguments and returns the next of ``found`` (else a
     solution of one route per customer on the assignment)."""
     clock, seen, found, rankers = FakeClock(), [], [], []
     real = SetEstimate.best_sets
 
     def timed(self, *args, **kwargs):
-        rankers.append(self._clock)
+        deadline = kwargs.get("deadline")
+        rankers.append(None if deadline is None else deadline.clock)
         clock.now += 2.0
         return real(self, *args, **kwargs)
 
@@ -1460,11 +1408,11 @@ def large_path(monkeypatch):
         return CLRPSolution([Route(int(d), (j,)) for j, d in enumerate(assignment)])
 
     monkeypatch.setattr(SetEstimate, "best_sets", timed)
-    monkeypatch.setattr(pyvrp_solver, "route_by_parts", by_parts)
+    monkeypatch.setattr(set_search, "route_by_parts", by_parts)
 
     def search(instance, seconds, max_iterations=None, seed=0, initial=None):
-        return pyvrp_solver._search_large(instance, seconds, max_iterations, seed, initial,
-                                          clock)  # fmt: skip
+        return set_search.route_large(instance, Deadline(seconds, clock), max_iterations, seed,
+                                      initial, pyvrp_solver.route_on_set)  # fmt: skip
 
     return search, clock, seen, found, rankers
 
@@ -1510,7 +1458,7 @@ def test_the_large_path_routes_every_depots_assignment_when_nothing_is_ranked(
 ):
     search, _, seen, _, _ = large_path
     instance = two_clusters()
-    monkeypatch.setattr(SetEstimate, "best_sets", lambda self, max_seconds=None: [])
+    monkeypatch.setattr(SetEstimate, "best_sets", lambda self, deadline=None: [])
     search(instance, 10.0)
     assert seen[0][1] == [0, 0, 0, 1, 1, 1]  # each customer's nearest depot
 
@@ -1537,7 +1485,7 @@ def test_the_large_path_without_a_fitting_assignment_runs_pyvrp_on_every_depot(
         return result
 
     monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
-    with caplog.at_level(logging.INFO, logger="clrp_rl4co.solvers.pyvrp_solver"):
+    with caplog.at_level(logging.INFO, logger="clrp_rl4co.solvers.set_search"):
         assert search(instance, 10.0, 50, seed=7) is result
     assert seen == []  # no routing by parts
     [((got, depots, seconds, iterations, seed), kwargs)] = calls

@@ -59,6 +59,12 @@ def check_solution(instance: CLRPInstance, solution: CLRPSolution, problem: str)
         raise ValueError(f"instance {instance.name!r}: {problem}: {exc}") from exc
 
 
+def solution_cost(instance: CLRPInstance, solution: CLRPSolution | None) -> float:
+    """The total cost of ``solution`` (:meth:`CLRPSolution.cost`); ``inf`` for None (no
+    solution), so that any solution beats none."""
+    return math.inf if solution is None else solution.cost(instance).total
+
+
 def make_result(
     instance: CLRPInstance,
     solution: CLRPSolution | None,

@@ -1,6 +1,6 @@
 """The depot set a capacitated facility-location model prefers, solved by HiGHS.
 
-The model prices a depot set as :class:`.pyvrp_solver.SetEstimate` does (opening costs, one
+The model prices a depot set as :class:`.set_estimate.SetEstimate` does (opening costs, one
 vehicle cost per ``q`` of load, and the radial part ``2 c_ij D_j / q`` of each customer's route
 length), but it is solved over all sets at once instead of by local moves. This matters when
 the depots differ a lot: with capacities spread over a factor of 10 and opening costs growing
@@ -79,6 +79,31 @@ def candidate_depots(instance: CLRPInstance, nearest: int = NEAREST) -> np.ndarr
     return order[: min(num_depots, int(nearest))].T
 
 
+def _served_groups(
+    instance: CLRPInstance, nearest: int, radial_factor: float, max_groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The model's customers (:func:`customer_groups` above ``max_groups`` customers, else
+    each customer): ``(near, demand, radial)``, the ``nearest`` depots each may be served from
+    ``[M, K]``, their demands ``[M]`` and the radial term ``2 sum_j c_ij D_j / q`` of serving
+    each from each of its depots ``[M, K]``, times ``radial_factor``."""
+    num_depots = instance.num_depots
+    demand = np.asarray(instance.demand, np.float64)
+    q = float(instance.vehicle_capacity)
+    arc = instance.depot_customer_costs()  # [D, N]
+    if instance.num_customers <= max_groups:  # every customer its own group
+        near = candidate_depots(instance, nearest)  # [N, K]
+        customers = np.arange(len(demand))[:, None]
+        return near, demand, radial_factor * 2.0 * arc[near, customers] * demand[:, None] / q
+    labels = customer_groups(np.asarray(instance.customer_locs, np.float64), max_groups)
+    onehot = sparse.csr_array((np.ones(len(labels)), (np.arange(len(labels)), labels)))
+    weight = np.asarray((onehot.T @ (arc * demand).T).T)  # [D, M] sum_{j in g} c_ij D_j
+    demand = np.bincount(labels, weights=demand)  # the groups' demands
+    order = np.argsort(weight, axis=0, kind="stable")  # a group's cheapest depots
+    near = order[: min(num_depots, int(nearest))].T  # [M, K]
+    radial = radial_factor * 2.0 * weight[near, np.arange(len(demand))[:, None]] / q
+    return near, demand, radial
+
+
 def facility_location_set(
     instance: CLRPInstance,
     seconds: float | None,
@@ -105,21 +130,8 @@ def facility_location_set(
         no set whose depots can serve every customer from among its nearest ones).
     """
     num_depots = instance.num_depots
-    demand = np.asarray(instance.demand, np.float64)
     q = float(instance.vehicle_capacity)
-    arc = instance.depot_customer_costs()  # [D, N]
-    if instance.num_customers <= max_groups:  # every customer its own group
-        near = candidate_depots(instance, nearest)  # [N, K]
-        customers = np.arange(len(demand))[:, None]
-        radial = radial_factor * 2.0 * arc[near, customers] * demand[:, None] / q
-    else:
-        labels = customer_groups(np.asarray(instance.customer_locs, np.float64), max_groups)
-        onehot = sparse.csr_array((np.ones(len(labels)), (np.arange(len(labels)), labels)))
-        weight = np.asarray((onehot.T @ (arc * demand).T).T)  # [D, M] sum_{j in g} c_ij D_j
-        demand = np.bincount(labels, weights=demand)  # the groups' demands from here on
-        order = np.argsort(weight, axis=0, kind="stable")  # a group's cheapest depots
-        near = order[: min(num_depots, int(nearest))].T  # [M, K]
-        radial = radial_factor * 2.0 * weight[near, np.arange(len(demand))[:, None]] / q
+    near, demand, radial = _served_groups(instance, nearest, radial_factor, max_groups)
     num_customers = len(demand)  # the model's customers (the groups)
     k = near.shape[1]
     y = np.arange(num_depots)

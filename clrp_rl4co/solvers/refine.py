@@ -2,7 +2,7 @@
 
 PyVRP 0.14 takes a warm start through ``pyvrp.solve(..., initial_solution=...)``: its iterated
 local search starts from that solution. The given routes are converted to the one-model encoding
-of :mod:`.pyvrp_solver` (each CLRP route is one trip of its depot's vehicle) and the result is
+of :mod:`.pyvrp_encoding` (each CLRP route is one trip of its depot's vehicle) and the result is
 priced with :meth:`CLRPSolution.cost`; the input is returned whenever it is at least as good.
 
 Modes:
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from ..data import CLRPInstance, CLRPSolution
 from .common import check_instance, check_solution
-from .pyvrp_solver import depot_set_search, encode, run_pyvrp
+from .pyvrp_encoding import encode
+from .pyvrp_solver import depot_set_search, run_pyvrp
 
 MODES = ("full", "routes")
 
