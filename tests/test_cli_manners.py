@@ -450,11 +450,24 @@ def test_not_run_is_one_word_everywhere_and_the_table_is_printed(tmp_path, monke
 def test_the_repeatable_mode_reaches_the_run_and_excludes_a_time(tmp_path, recorded_run, capsys):
     files = _json_files(tmp_path, 1)
     main(["solve", *files, "--iterations", "250", "--out", str(tmp_path / "a"), "--quiet"])
+    began = time.perf_counter()
     main(["solve", *files, "--out", str(tmp_path / "b"), "--quiet"])
     repeatable, timed = recorded_run
     assert repeatable["iterations"] == 250 and timed["iterations"] is None
-    assert timed["started"] <= time.perf_counter()  # the process's start
+    assert began <= timed["started"] <= time.perf_counter()  # main called in a running process
     with pytest.raises(SystemExit) as info:
         main(["solve", *files, "--iterations", "250", "--time", "5"])
     assert info.value.code == 2
     assert "argument --time: not allowed with argument --iterations" in capsys.readouterr().err
+
+
+def test_the_process_start_is_when_the_interpreter_started():
+    """What the command's first budgets count from, run as a process: a second of sleep
+    before asking shows as a second of age."""
+    code = (
+        "import time\ntime.sleep(1.0)\nfrom clrp_rl4co.cli import process_started\n"
+        "print(time.perf_counter() - process_started())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    age = float(done.stdout.strip())
+    assert 1.0 <= age <= 30.0

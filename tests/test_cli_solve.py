@@ -171,8 +171,11 @@ def test_time_is_wall_time_per_instance(benchmarks_root, tmp_path):
     assert main(["solve", str(path), "--time", "3", "--out", str(out), "--quiet"]) == 0
     elapsed = time.perf_counter() - began
     record = json.loads((out / "coord100-5-1.json").read_text())
-    assert record["seconds"] <= 3.0 * 1.5
-    assert elapsed <= 3.0 * 1.5 + 5.0  # reading, model loading and writing on top
+    # called in a running process, the budget counts from the call to main (reading and model
+    # loading included): the recorded seconds are most of the wall time, and the wall time
+    # stays near the budget (a generous allowance for imports on a loaded test machine)
+    assert 0.5 * elapsed <= record["seconds"] <= elapsed
+    assert elapsed <= 3.0 * 1.05 + 10.0
     check_record(record, read_prodhon(path))
 
 

@@ -32,8 +32,13 @@ def process_started() -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``clrp-rl4co`` and ``python -m clrp_rl4co``; returns the exit status.
-    The first instances' budgets count from the start of the process."""
-    started = process_started()
+
+    As the process's command (``argv`` None: ``sys.argv``) the first instances' budgets count
+    from the start of the process; called with ``argv`` from a program that runs on (a test,
+    a notebook), from this call."""
+    import time
+
+    started = process_started() if argv is None else time.perf_counter()
     from .args import parse_args
 
     options = parse_args(argv)
