@@ -44,6 +44,12 @@ decoder and decoding). Its first input columns are DRLHQ's, so
 at zero: it then decodes exactly as that model does on every instance whose ratios spread over
 at least ``RATIO_FLOOR`` of their mean (and continuously on the others), and fine-tuning
 learns to use the new features.
+
+``DRLHQCostPolicy(distance_bias=True)`` adds a size-aware distance bias,
+``- alpha log2(N) d(i, j)``, to the encoder's self-attention and the decoder's pointer
+attention (:mod:`.distance_attention`: where it enters, which ``d`` and ``N``), with learned
+``alpha`` initialised at 0; :meth:`DRLHQCostPolicy.with_distance_bias` starts it from a trained
+DRLHQ-CF model, which it then decodes as (up to float rounding).
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ import torch
 import torch.nn as nn
 from tensordict import TensorDict
 
+from .distance_attention import DistanceBiasDecoder, DistanceBiasEncoder, DistanceBiasPointer
 from .drlhq import DRLHQPolicy
 from .env_embeddings import CLRPInitEmbedding
 
@@ -174,16 +181,103 @@ class DRLHQCostPolicy(DRLHQPolicy):
     heterogeneous location / routing query, RL4CO decoding, the env's start scheme,
     ``save_pretrained`` / ``from_pretrained``) is DRLHQ's; the constructor takes DRLHQ's
     arguments. Registered as ``"drlhqcf"``.
+
+    Args:
+        distance_bias: add the size-aware distance bias ``- alpha log2(N) d(i, j)`` to the
+            encoder's self-attention (one ``alpha`` per layer and head) and to the pointer's
+            glimpse (one per head) and logits (one), all ``alpha`` initialised at 0
+            (:mod:`.distance_attention`). Recorded in :attr:`config` only when True, so
+            configs saved without it (every shipped DRLHQ-CF model) build the policy without
+            the bias.
+        *args, **kwargs: those of :class:`~.drlhq.DRLHQPolicy`.
     """
 
     registry_name = "drlhqcf"
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, distance_bias: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         linear_bias = self.encoder.init_embedding.init_embed_depot.bias is not None
         self.encoder.init_embedding = CostFeatureInitEmbedding(
             self.config["embed_dim"], linear_bias=linear_bias
         )
+        if distance_bias:
+            self._add_distance_bias()
+            self.config["distance_bias"] = True
+
+    def _add_distance_bias(self) -> None:
+        """Replace the encoder's attention layers and the decoder by their distance-biased
+        versions (:mod:`.distance_attention`), keeping every other module (and so every
+        parameter name)."""
+        config, old = self.config, self.encoder
+        self.encoder = DistanceBiasEncoder(
+            embed_dim=config["embed_dim"],
+            init_embedding=old.init_embedding,
+            num_heads=config["num_heads"],
+            num_layers=config["num_encoder_layers"],
+            normalization=config["normalization"],
+            feedforward_hidden=config["feedforward_hidden"],
+            env_name=old.env_name,
+            sdpa_fn=old.net.layers[0][0].module.sdpa_fn if len(old.net.layers) else None,
+        )
+        dec = self.decoder
+        pointer = DistanceBiasPointer(
+            config["embed_dim"],
+            config["num_heads"],
+            mask_inner=dec.pointer.mask_inner,
+            out_bias=dec.pointer.project_out.bias is not None,
+            check_nan=dec.pointer.check_nan,
+            sdpa_fn=dec.pointer.sdpa_fn,
+        )
+        pointer.project_out = dec.pointer.project_out
+        decoder = DistanceBiasDecoder(
+            embed_dim=config["embed_dim"],
+            num_heads=config["num_heads"],
+            env_name=dec.env_name,
+            context_embedding=dec.context_embedding,
+            dynamic_embedding=dec.dynamic_embedding,
+            use_graph_context=dec.use_graph_context,
+            pointer=pointer,
+        )
+        decoder.project_node_embeddings = dec.project_node_embeddings
+        if not decoder.use_graph_context:  # as CLRPAttentionPolicy: unused, breaks DDP
+            del decoder.project_fixed_context
+        self.decoder = decoder
+
+    @property
+    def distance_bias(self) -> bool:
+        """Whether the policy has the size-aware distance bias."""
+        return bool(self.config.get("distance_bias", False))
+
+    def distance_alphas(self) -> dict[str, torch.Tensor]:
+        """The distance-bias parameters by name (empty without the bias)."""
+        return {
+            name: p
+            for name, p in self.named_parameters()
+            if name.endswith(("distance_alpha", "glimpse_alpha", "logit_alpha"))
+        }
+
+    @classmethod
+    def with_distance_bias(cls, policy: DRLHQCostPolicy | str | Path) -> DRLHQCostPolicy:
+        """A DRLHQ-CF policy with the distance bias that starts from a trained DRLHQ-CF
+        model without it (a policy, a shipped name such as ``"drlhqcf_mixed"`` or a saved
+        path): same configuration plus ``distance_bias=True``, every parameter copied, every
+        ``alpha`` at 0, so until it is trained it decodes as ``policy`` does (the attention
+        kernels round differently with a bias: logits agree to about 1e-6)."""
+        if not isinstance(policy, nn.Module):
+            policy = DRLHQCostPolicy.from_pretrained(policy)
+        if type(policy) is not DRLHQCostPolicy:
+            raise ValueError(f"policy: need a DRLHQCostPolicy, got {type(policy).__name__}")
+        if policy.distance_bias:
+            raise ValueError("policy: already has the distance bias")
+        new = cls(**{**policy.config, "distance_bias": True})
+        missing, unexpected = new.load_state_dict(policy.state_dict(), strict=False)
+        alphas = set(new.distance_alphas())
+        if unexpected or set(missing) != alphas:
+            raise ValueError(
+                f"policy: its weights do not fit the distance-biased policy (missing "
+                f"{sorted(set(missing) - alphas)}, unexpected {sorted(unexpected)})"
+            )
+        return new
 
     @classmethod
     def from_drlhq(cls, drlhq: DRLHQPolicy | str | Path) -> DRLHQCostPolicy:
