@@ -108,6 +108,12 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/data/bks.py": [
         "tests/test_data_prodhon.py",
+        "tests/test_cli_parts.py",
+        "tests/test_benchmarks_schneider.py",
+    ],
+    "clrp_rl4co/data/schneider.py": [
+        "tests/test_data_schneider.py",
+        "tests/test_data_files.py",
     ],
     "clrp_rl4co/search/sgbs.py": [
         "tests/test_sgbs.py",
@@ -189,6 +195,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/data/files.py": [
         "tests/test_data_files.py",
+        "tests/test_data_schneider.py",
         "tests/test_cli_inputs.py",
         "tests/test_solve.py",
     ],
@@ -231,6 +238,7 @@ ALSO_COPY: dict[str, list[str]] = {
     # tests/test_cli_inputs.py runs examples/evaluate.py; tests/test_cli_parts.py reads
     # docs/formats.md
     "clrp_rl4co/data/files.py": ["examples"],
+    "clrp_rl4co/data/bks.py": ["docs", "benchmarks"],
     "clrp_rl4co/cli/args.py": ["examples", "docs"],
     "clrp_rl4co/cli/inputs.py": ["examples", "docs"],
     "clrp_rl4co/cli/outputs.py": ["docs"],
