@@ -325,3 +325,89 @@ def test_the_solution_json_as_docs_formats_md_shows_it(tmp_path):
     # two-space indentation, number lists on one line
     assert '\n  "instance": "x.json",' in text and '"customers": [3, 2]' in text
     assert text.endswith("}\n")
+
+
+def _stem_job(tmp_path: Path, stem: str) -> Job:
+    return Job(tmp_path / f"{stem}.json", stem, f"{stem}.json", random_instance(4, seed=0))
+
+
+def test_a_solution_is_three_files_with_plot_and_two_without(tmp_path):
+    from clrp_rl4co.cli.outputs import run_outputs, solution_paths
+
+    job = _stem_job(tmp_path, "a")
+    out = tmp_path / "o"
+    assert solution_paths(job, out, plot=False) == [out / "a.json", out / "a.sol"]
+    assert solution_paths(job, out, plot=True) == [out / "a.json", out / "a.sol", out / "a.png"]
+    unread = Job(tmp_path / "b.json", "b", "b.json", error="b.json: broken")
+    assert run_outputs([job, unread], out, plot=True) == [
+        out / "a.json",
+        out / "a.sol",
+        out / "a.png",
+        out / "summary.csv",
+    ]  # an unread file writes no solution
+
+
+def test_a_refusal_names_three_paths_then_counts_the_rest(tmp_path):
+    from clrp_rl4co.cli.outputs import check_outputs
+
+    out = tmp_path / "o"
+    out.mkdir()
+    jobs = [_stem_job(tmp_path, stem) for stem in ("a", "b")]
+    (out / "a.png").write_text("earlier")  # counts only when this run plots
+    assert check_outputs(jobs, out, plot=False, overwrite=False) is None
+    message = check_outputs(jobs, out, plot=True, overwrite=False)
+    assert message == (
+        f"--out: {out} holds an earlier run's outputs ({out / 'a.png'}); give --overwrite to "
+        "replace them, or choose another --out"
+    )
+    named = ", ".join(str(out / n) for n in ("a.json", "a.sol", "b.json"))
+    for first in ("a.json", "a.sol", "b.json"):
+        (out / first).write_text("earlier")
+    assert f"({named});" in check_outputs(jobs, out, plot=False, overwrite=False)
+    (out / "b.sol").write_text("earlier")
+    assert f"({named} and 1 more);" in check_outputs(jobs, out, plot=False, overwrite=False)
+    (out / "summary.csv").write_text("earlier")
+    assert f"({named} and 2 more);" in check_outputs(jobs, out, plot=False, overwrite=False)
+    assert check_outputs(jobs, out, plot=True, overwrite=True) is None
+    for job in jobs:
+        job.source.write_text("{}")
+    into_inputs = check_outputs(jobs, tmp_path, plot=False, overwrite=True)
+    assert into_inputs == (
+        f"--out: {tmp_path} holds the input {tmp_path / 'a.json'}, {tmp_path / 'b.json'}, "
+        "which the run would overwrite with its outputs; choose another --out"
+    )
+    (tmp_path / "file").write_text("x")
+    assert check_outputs(jobs, tmp_path / "file", False, True) == (
+        f"--out: {tmp_path / 'file'} is a file, not a folder"
+    )
+
+
+def test_the_record_names_the_cost_convention_and_the_row_the_model(tmp_path):
+    from dataclasses import replace
+
+    from clrp_rl4co.cli.outputs import solution_record
+
+    job = _stem_job(tmp_path, "a")
+    result = _result()
+    assert solution_record(job, result, seed=3)["rounding"] == "none"
+    rounded = replace(job, instance=replace(job.instance, rounded_costs=True, _dist=None))
+    record = solution_record(rounded, result, seed=3)
+    assert record["rounding"] == "ceil100" and record["seed"] == 3
+    assert summary_row(job, result, None, None)["model"] == "m"
+
+
+def test_the_png_is_drawn_from_the_solution_with_the_titled_cost_parts(tmp_path, monkeypatch):
+    import clrp_rl4co.envs.clrp as clrp_env
+    from clrp_rl4co.cli.outputs import plot_solution, plot_title
+
+    drawn = {}
+
+    def plot(td, actions, path, title=None):
+        drawn.update(actions=actions.tolist(), path=path, title=title)
+        return path
+
+    monkeypatch.setattr(clrp_env, "plot_solution", plot)
+    job, result = _stem_job(tmp_path, "a"), _result()
+    assert plot_solution(job, result, tmp_path / "a.png") == tmp_path / "a.png"
+    assert drawn["actions"] == [result.solution.to_actions(job.instance.num_depots)]
+    assert drawn["title"] == plot_title("a.json", result, job.instance)
