@@ -405,7 +405,7 @@ def _run_timed(instance, method: str, policy, left: float, seed: int, progress: 
             res.status,
             {"decode": res.decode, "start_objective": res.start_objective},
         )
-    from .solvers.hybrid import learned_starts
+    from .search.learned_starts import learned_starts
 
     found = learned_starts(instance, policy, left, seed, count=1, sgbs=method == "sgbs")
     solution = found.solutions[0] if found.solutions else None
@@ -422,7 +422,7 @@ def _run_repeatable(instance, method: str, policy, iterations: int, seed: int):
     from .solvers import solve_exact, solve_pyvrp
 
     if method == "x8":
-        from .solvers.hybrid import learned_starts
+        from .search.learned_starts import learned_starts
 
         found = learned_starts(instance, policy, math.inf, seed, count=1, sgbs=False)
         solution = found.solutions[0] if found.solutions else None

@@ -237,9 +237,10 @@ def test_a_requested_stop_marks_the_result_interrupted():
 
 
 def test_sgbs_that_does_not_fit_says_so(monkeypatch):
-    import clrp_rl4co.solvers.hybrid as hybrid
+    from clrp_rl4co.search import decode_plan
 
-    monkeypatch.setattr(hybrid, "SGBS_FIRST_STEP_FACTOR", 1e9)  # its first step never fits
+    never = replace(decode_plan.PARAMS, sgbs_first_step_factor=1e9)  # its first step never fits
+    monkeypatch.setattr(decode_plan, "PARAMS", never)
     instance = random_instance(15, seed=2)
     result = solve(instance, "sgbs", seconds=0.5, model="drlhq_clrp20")
     assert result.method == "sgbs" and "sgbs" not in result.details["decode"]
@@ -746,5 +747,8 @@ def test_the_budget_counts_from_an_earlier_start_when_given():
     import time
 
     instance = random_instance(30, seed=4, num_depots=3)
-    result = solve(instance, "pyvrp", seconds=2.0, started=time.perf_counter() - 1.5)
+    called = time.perf_counter()
+    result = solve(instance, "pyvrp", seconds=2.0, started=called - 1.5)
+    call = time.perf_counter() - called
+    assert call < 1.5  # about 0.5 s: counted from the call, it would take the whole 2 s
     assert 1.5 <= result.seconds <= 2.0 * 1.05 + 0.5

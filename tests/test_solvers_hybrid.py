@@ -4,14 +4,18 @@ best start."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from instances import random_instance
 
+import clrp_rl4co.search.learned_starts as decoding
 from clrp_rl4co.policies import load_policy
+from clrp_rl4co.search import decode_plan
+from clrp_rl4co.search.learned_starts import LearnedStarts, learned_starts
 from clrp_rl4co.solvers import hybrid
-from clrp_rl4co.solvers.hybrid import learned_starts, solve_hybrid
+from clrp_rl4co.solvers.hybrid import solve_hybrid
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +90,8 @@ def test_starts_prefer_distinct_depot_sets(policy):
 def test_large_instances_decode_in_units_within_the_budget(policy, monkeypatch):
     """With a small memory cap, x8 does not fit in one batch: greedy first, then blocks of
     start customers, never past the decode budget by more than one unit's misprediction."""
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 25 * 8)
+    monkeypatch.setattr(decode_plan, "PARAMS", replace(decode_plan.PARAMS,
+                                                      trajectory_node_limit=25 * 8))  # fmt: skip
     instance = random_instance(20, seed=6)
     began = time.perf_counter()
     found = learned_starts(instance, policy, seconds=3.0, count=2, sgbs=False)
@@ -102,7 +107,7 @@ def test_no_policy_or_no_time_to_decode_is_pyvrp_alone(policy, monkeypatch):
     result = solve_hybrid(instance, None, seconds=0.5)
     assert result.decode == "none" and result.start_objective is None
     result.solution.check(instance)
-    monkeypatch.setattr(hybrid, "predict_decode_seconds", lambda *args: 1e9)
+    monkeypatch.setattr(decoding, "predict_decode_seconds", lambda *args: 1e9)
     result = solve_hybrid(instance, policy, seconds=0.5)
     assert result.decode == "none" and result.solution is not None
 
@@ -123,11 +128,11 @@ def test_bad_arguments_are_named(policy, kwargs, message):
 def test_sgbs_adds_a_start_when_its_predicted_time_fits(policy, monkeypatch):
     instance = random_instance(8, seed=8)
     plain = learned_starts(instance, policy, seconds=30.0, count=1, sgbs=False)
-    monkeypatch.setattr(hybrid, "SGBS_FACTOR", 0.0)
+    monkeypatch.setattr(decode_plan, "PARAMS", replace(decode_plan.PARAMS, sgbs_factor=0.0))
     with_sgbs = learned_starts(instance, policy, seconds=30.0, count=1, sgbs=None)
     assert plain.decode == "x8" and with_sgbs.decode == "x8+sgbs"
     assert with_sgbs.objectives[0] <= plain.objectives[0] + 1e-9
-    monkeypatch.setattr(hybrid, "SGBS_FACTOR", 1e9)
+    monkeypatch.setattr(decode_plan, "PARAMS", replace(decode_plan.PARAMS, sgbs_factor=1e9))
     assert learned_starts(instance, policy, seconds=30.0, sgbs=None).decode == "x8"
 
 
@@ -167,7 +172,7 @@ def test_recombined_rollouts_become_the_first_start():
     b = CLRPSolution([Route(0, (0,)), Route(0, (1,)), Route(1, (3, 2))])
     lone = CLRPSolution([Route(1, (0, 1)), Route(1, (2, 3))])  # another depot set
     costs = [objective(instance, s.routes) for s in (a, b, lone)]
-    found = hybrid.LearnedStarts(
+    found = LearnedStarts(
         solutions=[a, b, lone], objectives=costs, decode="x8", rollouts=[a, b, lone]
     )
     hybrid._recombine_starts(instance, found, seconds=5.0)
@@ -176,8 +181,7 @@ def test_recombined_rollouts_become_the_first_start():
     assert found.objectives[0] == pytest.approx(combined, rel=1e-12) and combined < min(costs)
     assert len(found.solutions) == 3 and found.solutions[2] is lone  # a or b gave way
     assert found.objectives == [s.cost(instance).total for s in found.solutions]
-    unchanged = hybrid.LearnedStarts(solutions=[a], objectives=costs[:1], decode="x8",
-                                     rollouts=[a])  # fmt: skip
+    unchanged = LearnedStarts(solutions=[a], objectives=costs[:1], decode="x8", rollouts=[a])
     hybrid._recombine_starts(instance, unchanged, seconds=5.0)
     assert unchanged.decode == "x8" and unchanged.solutions == [a]
 

@@ -1,6 +1,7 @@
 """The hybrid's bookkeeping without a policy or PyVRP: how the budget is shared among the
-candidates, which decoded solutions are kept as starts, and how rollouts of permuted
-start-customer blocks map back to the instance's customers. Decoding, refinement and PyVRP
+candidates (:mod:`clrp_rl4co.solvers.hybrid`), which decoded solutions are kept as starts and
+how rollouts of permuted start-customer blocks map back to the instance's customers (the
+decoding within a budget, :mod:`clrp_rl4co.search`). Decoding, refinement and PyVRP
 are fakes that record what they are given and spend their seconds on a fake clock, so every
 expected value is exact (computed by hand from the documented shares)."""
 
@@ -9,21 +10,18 @@ from __future__ import annotations
 import logging
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from clocks import FakeClock
 
+import clrp_rl4co.search.learned_starts as decoding
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
-from clrp_rl4co.solvers import hybrid
-from clrp_rl4co.solvers.hybrid import (
-    END_MARGIN,
-    END_SHARE,
-    FIRST_UNIT_SHARE,
-    LearnedStarts,
-    learned_starts,
-    solve_hybrid,
-)
+from clrp_rl4co.search import decode_plan, rollout_pool
+from clrp_rl4co.search.learned_starts import LearnedStarts, learned_starts
+from clrp_rl4co.solvers import hybrid, progress
+from clrp_rl4co.solvers.hybrid import solve_hybrid
 
 
 def corner() -> CLRPInstance:
@@ -52,6 +50,16 @@ COST = {
     "S3": 11 + math.sqrt(101) + math.sqrt(2) + 9,
     "S5": 11 + 19 + math.sqrt(2) + math.sqrt(401),
 }
+
+
+def decode_params(monkeypatch, **changes) -> None:
+    """The decoding's parameters (:data:`clrp_rl4co.search.decode_plan.PARAMS`) changed."""
+    monkeypatch.setattr(decode_plan, "PARAMS", replace(decode_plan.PARAMS, **changes))
+
+
+def hybrid_params(monkeypatch, **changes) -> None:
+    """The hybrid's parameters (:data:`clrp_rl4co.solvers.hybrid.PARAMS`) changed."""
+    monkeypatch.setattr(hybrid, "PARAMS", replace(hybrid.PARAMS, **changes))
 
 
 def test_hand_costs():
@@ -102,7 +110,7 @@ def fakes(monkeypatch):
     monkeypatch.setattr(hybrid, "refine_solution", refine)
     monkeypatch.setattr(hybrid, "route_on_set", route)
     monkeypatch.setattr(hybrid, "solve_pyvrp", alone)
-    monkeypatch.setattr(hybrid, "_Bar", RecordingBar)
+    monkeypatch.setattr(hybrid, "ProgressBar", RecordingBar)
     monkeypatch.setattr(hybrid, "_recombine_starts", recombine)
     DECODED.clear()
     BARS.clear()
@@ -116,7 +124,7 @@ RECOMBINED: list = []
 
 
 class RecordingBar:
-    """A ``_Bar`` that records how it was made and its phases."""
+    """A ``ProgressBar`` that records how it was made and its phases."""
 
     def __init__(self, enabled, seconds, name, clock):
         self.enabled, self.seconds, self.name, self.clock = enabled, seconds, name, clock
@@ -142,7 +150,8 @@ def test_each_candidate_gets_an_equal_part_of_the_explore_share_and_the_last_run
     69.95 s are left; half of them go to 3 starts + PyVRP alone, 8.74375 s each; the best (S1,
     from start 2) is refined for the rest: 99.95 - 64.975 - the 2 s kept for overruns."""
     clock, calls = fakes
-    assert (END_MARGIN, END_SHARE, FIRST_UNIT_SHARE) == (0.05, 0.02, 0.5)
+    params = hybrid.PARAMS
+    assert (params.end_margin, params.end_share, params.first_unit_share) == (0.05, 0.02, 0.5)
     result = solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
     each = (100.0 - 0.05 - 30.0) * 0.5 / 4
     assert calls[0] == ("decode", 30.0, 50.0, 3)
@@ -181,7 +190,7 @@ def test_a_large_instance_decodes_a_tenth_then_gives_pyvrp_alone_the_explore_sha
     the rest but the 2 s reserve; no start is refined on its own."""
     clock, calls = fakes
     monkeypatch.setattr(hybrid, "LARGE_INSTANCE", 2)
-    assert corner().num_customers == 2 and hybrid.LARGE_START_SHARE == 0.1
+    assert corner().num_customers == 2 and hybrid.PARAMS.large_start_share == 0.1
     result = solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
     alone = (100.0 - 0.05 - 10.0) * 0.5
     assert calls[0] == ("decode", 10.0, 10.0, 3)
@@ -203,8 +212,8 @@ def test_from_final_routing_customers_the_best_is_routed_on_its_own_depots(fakes
     the best solution's depots (S1: depot 0), warm-started from it, with the history of its
     budget, for what the refinement would have had; a worse result leaves S1 the answer."""
     clock, calls = fakes
-    assert hybrid.FINAL_ROUTING_CUSTOMERS == 300
-    monkeypatch.setattr(hybrid, "FINAL_ROUTING_CUSTOMERS", 2)
+    assert hybrid.PARAMS.final_routing_customers == 300
+    hybrid_params(monkeypatch, final_routing_customers=2)
     result = solve_hybrid(corner(), Policy(), seconds=100.0, seed=7, clock=clock)
     each = (100.0 - 0.05 - 30.0) * 0.5 / 4
     assert [c[0] for c in calls[:5]] == ["decode", "refine", "refine", "refine", "pyvrp"]
@@ -262,7 +271,8 @@ def test_no_start_is_pyvrp_alone_on_the_whole_budget(monkeypatch):
 
 # ------------------------------------------------------------------------ which starts are kept
 def fake_rollouts(rows: list[CLRPSolution], num_depots: int):
-    """A ``_rollouts`` returning ``rows`` (as padded action rows) and their exact costs."""
+    """A ``learned_starts._rollouts`` returning ``rows`` (as padded action rows) and their
+    exact costs."""
 
     def rollouts(policy, env, instance, augment, starts):
         actions = [s.to_actions(num_depots) for s in rows]
@@ -284,7 +294,7 @@ def fake_rollouts(rows: list[CLRPSolution], num_depots: int):
     ],
 )
 def test_the_kept_starts_differ_in_their_open_depot_sets_first(monkeypatch, rows, count, kept):
-    monkeypatch.setattr(hybrid, "_rollouts", fake_rollouts(rows, 3))
+    monkeypatch.setattr(decoding, "_rollouts", fake_rollouts(rows, 3))
     found = learned_starts(corner(), None, seconds=100.0, count=count, sgbs=False, env="unused",
                            clock=FakeClock())  # fmt: skip
     assert found.decode == "x8" and found.trajectories == 8 * 2
@@ -337,8 +347,8 @@ def test_rollouts_of_permuted_start_blocks_map_back_to_the_instance_customers(
             costs.append(cost)
         return np.array(rows), np.array(costs)
 
-    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 11 * per_unit)  # rollouts a unit
+    monkeypatch.setattr(decoding, "_rollouts", rollouts)
+    decode_params(monkeypatch, trajectory_node_limit=11 * per_unit)  # rollouts a unit
     policy = Policy()
     found = learned_starts(instance, policy, seconds=1e6, count=2, sgbs=False, env="env",
                            clock=FakeClock())  # fmt: skip
@@ -349,7 +359,7 @@ def test_rollouts_of_permuted_start_blocks_map_back_to_the_instance_customers(
     transforms = [None] + [None if k == 0 else [k] for k in range(8) for _ in range(per_transform)]
     assert [d[2] for d in decodes] == transforms
     assert all(d[0] is policy and d[1] == "env" for d in decodes)
-    plan = hybrid._units(instance, 0, seconds=1e6)  # the default seed is 0
+    plan = decode_plan.plan_units(instance, 0, seconds=1e6)  # the default seed is 0
     for (_, starts, order), d in zip(plan, decodes):
         if starts not in (0, 9):  # a block of starts: its customers first
             assert np.array_equal(d[4], instance.customer_locs[order])
@@ -367,21 +377,21 @@ def test_rollouts_of_permuted_start_blocks_map_back_to_the_instance_customers(
 # ------------------------------------------------------------------------- the decode plan
 def test_the_prior_and_the_solver_budget_by_hand():
     # 2.2 N steps x (1.5e-3 + 7e-8 x trajectories x nodes): 220 x (0.0015 + 0.00616)
-    assert hybrid.predict_decode_seconds(100, 10, 800) == pytest.approx(1.6852, rel=1e-12)
+    assert decode_plan.predict_decode_seconds(100, 10, 800) == pytest.approx(1.6852, rel=1e-12)
     assert hybrid.solver_budget(10.0) == pytest.approx(9.75, rel=1e-12)  # 10 x 0.98 - 0.05
     assert hybrid.solver_budget(0.01) == 1e-3  # never below 1 ms
 
 
 def test_x8_is_one_unit_when_it_fits_in_memory_and_time(monkeypatch):
     instance = ring(9, seed=0)
-    ((transforms, starts, order),) = hybrid._units(instance, 0, seconds=1e6)
+    ((transforms, starts, order),) = decode_plan.plan_units(instance, 0, seconds=1e6)
     assert transforms == list(range(8)) and starts == 9
     assert order.tolist() == list(range(9))
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 11 * 72)  # x8 just fits: 72 rows
-    assert len(hybrid._units(instance, 0, seconds=1e6)) == 1
-    x8_prior = hybrid.predict_decode_seconds(9, 2, 72)
-    assert len(hybrid._units(instance, 0, seconds=x8_prior)) == 1
-    assert len(hybrid._units(instance, 0, seconds=x8_prior * 0.999)) > 1  # not in time
+    decode_params(monkeypatch, trajectory_node_limit=11 * 72)  # x8 just fits: 72 rows
+    assert len(decode_plan.plan_units(instance, 0, seconds=1e6)) == 1
+    x8_prior = decode_plan.predict_decode_seconds(9, 2, 72)
+    assert len(decode_plan.plan_units(instance, 0, seconds=x8_prior)) == 1
+    assert len(decode_plan.plan_units(instance, 0, seconds=x8_prior * 0.999)) > 1  # not in time
 
 
 @pytest.mark.parametrize("seed", [0, 5])
@@ -389,8 +399,8 @@ def test_large_instances_decode_greedy_then_growing_blocks_per_transform(monkeyp
     """40 customers, 2 depots, at most 100 rollouts a unit: greedy, then per transform the
     blocks 16 and 24 (16 x 4 = 64 capped by the 24 customers left) of a seeded order."""
     instance = ring(40, seed=1)
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 42 * 100)
-    units = hybrid._units(instance, seed, seconds=1e6)
+    decode_params(monkeypatch, trajectory_node_limit=42 * 100)
+    units = decode_plan.plan_units(instance, seed, seconds=1e6)
     assert units[0][:2] == (None, 0) and units[0][2].tolist() == list(range(40))
     assert [(t, s) for t, s, _ in units[1:]] == [
         (None if k == 0 else [k], size) for k in range(8) for size in (16, 24)
@@ -401,8 +411,8 @@ def test_large_instances_decode_greedy_then_growing_blocks_per_transform(monkeyp
         first, second = units[1 + 2 * k][2], units[2 + 2 * k][2]
         assert first.tolist() == order.tolist()  # its first 16 customers are the starts
         assert second.tolist() == [*order[16:], *order[:16]]  # the next 24 come first
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 42 * 10)  # blocks capped at 10
-    sizes = [s for _, s, _ in hybrid._units(instance, seed, seconds=1e6)[1:3]]
+    decode_params(monkeypatch, trajectory_node_limit=42 * 10)  # blocks capped at 10
+    sizes = [s for _, s, _ in decode_plan.plan_units(instance, seed, seconds=1e6)[1:3]]
     assert sizes == [10, 10]
 
 
@@ -412,17 +422,17 @@ def test_a_unit_runs_only_when_its_predicted_time_fits(monkeypatch):
     budget too small for it nothing is decoded."""
     instance = ring(9, seed=2)
     clock = FakeClock()
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 11 * 8)
+    decode_params(monkeypatch, trajectory_node_limit=11 * 8)
 
     def rollouts(policy, env, decoded, augment, starts):
         rows = max(1, starts) * (len(augment) if augment else 1)
-        clock.now += hybrid.predict_decode_seconds(9, 2, rows)
+        clock.now += decode_plan.predict_decode_seconds(9, 2, rows)
         row = [0, *range(2, 11), 0]
         return np.array([row] * rows), np.full(rows, 1.0)
 
-    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
-    greedy = hybrid.predict_decode_seconds(9, 2, 1)
-    block = hybrid.predict_decode_seconds(9, 2, 8)
+    monkeypatch.setattr(decoding, "_rollouts", rollouts)
+    greedy = decode_plan.predict_decode_seconds(9, 2, 1)
+    block = decode_plan.predict_decode_seconds(9, 2, 8)
 
     def decode(seconds, first_seconds=None):
         clock.now = 1024.0
@@ -442,8 +452,8 @@ def test_a_unit_runs_only_when_its_predicted_time_fits(monkeypatch):
 
 def test_an_invalid_rollout_is_skipped_with_a_warning(monkeypatch, caplog):
     twice = CLRPSolution([Route(0, (0, 1)), Route(0, (0,))])  # customer 0 served twice
-    monkeypatch.setattr(hybrid, "_rollouts", fake_rollouts([twice, S3], 3))
-    with caplog.at_level("WARNING", logger="clrp_rl4co.solvers.hybrid"):
+    monkeypatch.setattr(decoding, "_rollouts", fake_rollouts([twice, S3], 3))
+    with caplog.at_level("WARNING", logger=rollout_pool.__name__):
         found = learned_starts(corner(), None, seconds=100.0, count=2, sgbs=False,
                                env="unused", clock=FakeClock())  # fmt: skip
     assert found.solutions == [S3] and found.rollouts == [S3]
@@ -454,7 +464,7 @@ def test_an_invalid_rollout_is_skipped_with_a_warning(monkeypatch, caplog):
 
 
 def test_the_pool_keeps_the_best_distinct_rollouts():
-    pool = hybrid._Pool(num_depots=1, keep=2)
+    pool = rollout_pool.RolloutPool(num_depots=1, keep=2)
     pool.add(np.array([[0, 1, 0], [0, 2, 0], [0, 1, 0]]), np.array([3.0, 1.0, 3.0]), None)
     assert pool.items == [(1.0, (0, 2, 0)), (3.0, (0, 1, 0))]
     pool.add(np.array([[0, 3, 0]]), np.array([2.0]), None)
@@ -465,7 +475,7 @@ def test_the_pool_keeps_the_best_distinct_rollouts():
 
 def test_the_progress_bar_follows_the_clock():
     clock = FakeClock()
-    bar = hybrid._Bar(True, 10.0, "corner", clock)
+    bar = progress.ProgressBar(True, 10.0, "corner", clock)
     clock.now += 3.04
     bar.update("refine start 1")
     assert bar.bar.n == pytest.approx(3.0) and bar.bar.postfix == "refine start 1"
@@ -474,7 +484,7 @@ def test_the_progress_bar_follows_the_clock():
     bar.update("done")
     assert bar.bar.n == pytest.approx(10.0)  # never past the budget
     bar.close()
-    silent = hybrid._Bar(False, 10.0, "corner", clock)
+    silent = progress.ProgressBar(False, 10.0, "corner", clock)
     silent.update("x")
     silent.close()
     assert silent.bar is None
@@ -484,13 +494,13 @@ def test_equal_cost_rollouts_keep_their_decoding_order():
     """Among rollouts of equal cost the pool keeps the first decoded (a stable order), and a
     rollout decoded twice is kept once."""
     rows = np.array([[0, 1 + k, 0] for k in range(200)])
-    pool = hybrid._Pool(num_depots=1, keep=100)
+    pool = rollout_pool.RolloutPool(num_depots=1, keep=100)
     pool.add(rows, np.array([1.0, 0.5] * 100), None)
     assert [a for _, a in pool.items] == [(0, 2 + 2 * k, 0) for k in range(100)]
-    pool = hybrid._Pool(num_depots=1, keep=2)
+    pool = rollout_pool.RolloutPool(num_depots=1, keep=2)
     pool.add(np.array([[0, 2, 0], [0, 1, 0]]), np.array([1.0, 1.0]), None)
     assert pool.items == [(1.0, (0, 2, 0)), (1.0, (0, 1, 0))]
-    pool = hybrid._Pool(num_depots=1, keep=3)
+    pool = rollout_pool.RolloutPool(num_depots=1, keep=3)
     for _ in range(2):
         pool.add(np.array([[0, 1, 0]]), np.array([1.0]), None)
     pool.add(np.array([[0, 2, 0]]), np.array([2.0]), None)
@@ -499,11 +509,11 @@ def test_equal_cost_rollouts_keep_their_decoding_order():
 
 def test_blocks_grow_fourfold_and_a_tiny_memory_cap_still_decodes_one_start_a_unit(monkeypatch):
     instance = ring(100, seed=1)
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 102 * 1000)  # x8 (800) fits in memory
-    units = hybrid._units(instance, 0, seconds=1e-9)  # but not in time
+    decode_params(monkeypatch, trajectory_node_limit=102 * 1000)  # x8 (800) fits in memory
+    units = decode_plan.plan_units(instance, 0, seconds=1e-9)  # but not in time
     assert [s for _, s, _ in units[1:4]] == [16, 64, 20]  # 16, 16 x 4, the 20 left
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 5)  # less than one rollout's nodes
-    units = hybrid._units(ring(3, seed=1), 0, seconds=1e6)
+    decode_params(monkeypatch, trajectory_node_limit=5)  # less than one rollout's nodes
+    units = decode_plan.plan_units(ring(3, seed=1), 0, seconds=1e6)
     assert [s for _, s, _ in units] == [0] + [1, 1, 1] * 8
 
 
@@ -628,7 +638,7 @@ def test_learned_starts_defaults_and_progress(monkeypatch):
         envs.append(env)
         return fake_rollouts([S1, S2, S3, S5], 3)(policy, env, decoded, augment, starts)
 
-    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
+    monkeypatch.setattr(decoding, "_rollouts", rollouts)
     found = learned_starts(corner(), None, seconds=100.0, sgbs=False, on_unit=units.append,
                            clock=FakeClock())  # fmt: skip
     assert found.solutions == [S1, S3, S5] and units == ["decode"]
@@ -641,20 +651,20 @@ def test_only_the_first_unit_may_use_first_seconds_and_a_skipped_unit_is_logged(
 ):
     instance = ring(9, seed=2)
     clock = FakeClock()
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 11 * 8)
+    decode_params(monkeypatch, trajectory_node_limit=11 * 8)
 
     def rollouts(policy, env, decoded, augment, starts):
         rows = max(1, starts) * (len(augment) if augment else 1)
-        clock.now += hybrid.predict_decode_seconds(9, 2, rows)
+        clock.now += decode_plan.predict_decode_seconds(9, 2, rows)
         return np.array([[0, *range(2, 11), 0]] * rows), np.full(rows, 1.0)
 
-    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
-    greedy = hybrid.predict_decode_seconds(9, 2, 1)
-    with caplog.at_level("DEBUG", logger="clrp_rl4co.solvers.hybrid"):
+    monkeypatch.setattr(decoding, "_rollouts", rollouts)
+    greedy = decode_plan.predict_decode_seconds(9, 2, 1)
+    with caplog.at_level("DEBUG", logger=decoding.__name__):
         found = learned_starts(instance, None, seconds=greedy, count=1, sgbs=False,
                                env="unused", first_seconds=10.0, clock=clock)  # fmt: skip
     assert (found.decode, found.trajectories) == ("greedy", 1)  # the next unit: 0 s left
-    predicted = 1.5 * hybrid.predict_decode_seconds(9, 2, 8)
+    predicted = 1.5 * decode_plan.predict_decode_seconds(9, 2, 8)
     message = rf"ring: decode unit of 8 rollouts \({predicted:.2f} s predicted\) does not fit "
     assert re.search(message + r"\(-?0\.00 s left\)", caplog.text)
 
@@ -679,9 +689,9 @@ def sgbs_decode(monkeypatch):
         actions = torch.tensor([S1.to_actions(3)])
         return actions, {"total": torch.tensor([COST["S1"]], dtype=torch.float32)}, None
 
-    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
+    monkeypatch.setattr(decoding, "_rollouts", rollouts)
     monkeypatch.setattr(models, "decode_batch", decode_batch)
-    monkeypatch.setattr(hybrid, "SGBS_FACTOR", 40.0)
+    decode_params(monkeypatch, sgbs_factor=40.0)
     return clock, calls, stops
 
 
@@ -724,7 +734,7 @@ def test_sgbs_follows_only_an_x8_decode(sgbs_decode, monkeypatch):
     """Also: more depots than customers in a unit-by-unit decode (the depots' node indices
     are left as they are when the customers are mapped back)."""
     clock, calls, _ = sgbs_decode
-    monkeypatch.setattr(hybrid, "TRAJECTORY_NODE_LIMIT", 5 * 2)  # x8 does not fit in memory
+    decode_params(monkeypatch, trajectory_node_limit=5 * 2)  # x8 does not fit in memory
     found = learned_starts(corner(), Policy(), seconds=1e6, env="env", clock=clock)
     assert found.decode.startswith("greedy") and calls == []
 
@@ -755,8 +765,7 @@ def test_nothing_runs_on_zero_seconds(fakes, monkeypatch):
     started on the 0 s left (neither the recombination after a decode that took it all, nor
     the last refinement after candidates that took it all)."""
     clock, calls = fakes
-    monkeypatch.setattr(hybrid, "END_MARGIN", 0.0)
-    monkeypatch.setattr(hybrid, "END_SHARE", 0.0)
+    hybrid_params(monkeypatch, end_margin=0.0, end_share=0.0)
     solve_hybrid(corner(), Policy(), seconds=100.0, start_share=1.0, recombine_share=0.5,
                  clock=clock)  # fmt: skip
     assert [c[0] for c in calls] == ["decode"] and RECOMBINED == []
@@ -768,8 +777,8 @@ def test_nothing_runs_on_zero_seconds(fakes, monkeypatch):
 def test_nothing_is_decoded_when_the_encoder_alone_would_pass_its_memory_limit(monkeypatch, caplog):
     """100 bytes per pair of nodes: 11 nodes take 12,100 bytes; with the limit just below
     that nothing is decoded (and the hybrid is PyVRP alone), just above it the greedy runs."""
-    assert hybrid.predict_encoder_gb(10_000, 600) == 11.236
-    assert hybrid.predict_encoder_gb(9, 2) == 12_100 / 1e9
+    assert decode_plan.predict_encoder_gb(10_000, 600) == 11.236
+    assert decode_plan.predict_encoder_gb(9, 2) == 12_100 / 1e9
     instance = ring(9, seed=2)
     ran = []
 
@@ -777,14 +786,14 @@ def test_nothing_is_decoded_when_the_encoder_alone_would_pass_its_memory_limit(m
         ran.append(starts)
         return np.array([[0, *range(2, 11), 0]]), np.full(1, 1.0)
 
-    monkeypatch.setattr(hybrid, "_rollouts", rollouts)
-    monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_000 / 1e9)
-    with caplog.at_level(logging.INFO, logger=hybrid.__name__):
+    monkeypatch.setattr(decoding, "_rollouts", rollouts)
+    decode_params(monkeypatch, encoder_memory_gb=12_000 / 1e9)
+    with caplog.at_level(logging.INFO, logger=decode_plan.__name__):
         found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
     assert (found.decode, found.solutions, ran) == ("none", [], [])
     assert caplog.messages == [
         f"{instance.name}: no decoding (the encoder would take about 0.0 GB, above 0.0 GB)"
     ]
-    monkeypatch.setattr(hybrid, "ENCODER_MEMORY_GB", 12_100 / 1e9)  # at the limit: it runs
+    decode_params(monkeypatch, encoder_memory_gb=12_100 / 1e9)  # at the limit: it runs
     found = learned_starts(instance, None, seconds=100.0, count=1, sgbs=False, env="unused")
     assert ran and found.solutions

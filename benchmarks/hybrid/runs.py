@@ -98,7 +98,8 @@ def real_solver(policy) -> Solve:
 
 def x8_decoder(policy, instances: Sequence[CLRPInstance], data) -> Decode:
     """x8 (multistart greedy from every customer, times the 8 dihedral transforms) of
-    ``policy``, decoded in batches of at most ``TRAJECTORY_NODE_LIMIT`` trajectory-nodes:
+    ``policy``, decoded in batches of at most ``trajectory_node_limit`` trajectory-nodes
+    (:class:`clrp_rl4co.search.decode_plan.DecodeParams`):
     ``data`` (the set's TensorDict, raw coordinates as the paper's tables decode them) when
     given, else each instance alone with unit-square network coordinates."""
     import torch
@@ -106,7 +107,7 @@ def x8_decoder(policy, instances: Sequence[CLRPInstance], data) -> Decode:
     from clrp_rl4co.data import instances_to_tensordict
     from clrp_rl4co.envs import CLRPEnv
     from clrp_rl4co.models import decode_batch
-    from clrp_rl4co.solvers.hybrid import TRAJECTORY_NODE_LIMIT
+    from clrp_rl4co.search.decode_plan import PARAMS
 
     env = CLRPEnv(check_actions=False)
 
@@ -117,7 +118,7 @@ def x8_decoder(policy, instances: Sequence[CLRPInstance], data) -> Decode:
         while k < len(indices):
             first = instances[indices[k]]
             per = 8 * first.num_customers * (first.num_customers + first.num_depots)
-            size = max(1, TRAJECTORY_NODE_LIMIT // per) if data is not None else 1
+            size = max(1, PARAMS.trajectory_node_limit // per) if data is not None else 1
             chunk = indices[k : k + size]
             if data is not None:
                 batch = data[torch.as_tensor(chunk)]

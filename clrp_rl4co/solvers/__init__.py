@@ -12,10 +12,11 @@ unchanged in name on its way to the solver that spends it (shares of it are ``*_
 PyVRP's own ``MaxRuntime`` and HiGHS's ``time_limit`` appear only at their calls.
 """
 
+from ..search.learned_starts import learned_starts
 from .api import local_search_td, solve, solve_td
 from .common import SolverResult, check_instance
 from .exact import solve_exact
-from .hybrid import HybridResult, learned_starts, solve_hybrid
+from .hybrid import HybridResult, solve_hybrid
 from .pyvrp_solver import solve_pyvrp
 from .refine import refine_solution
 
