@@ -86,3 +86,39 @@ def test_a_folder_and_a_glob_list_numbered_files_in_natural_order(tmp_path):
     for paths in ([str(tmp_path)], [str(tmp_path / "coord*.dat")]):
         files, _ = find_instance_files(paths)
         assert [f.name for f in files] == expected
+
+
+def test_a_file_named_directly_is_listed_as_given(tmp_path):
+    path = tmp_path / "x10.dat"
+    path.write_text("x")
+    assert find_instance_files([str(path), str(path)]) == ([path], [])  # each once
+
+
+def test_numbers_in_several_places_compare_as_numbers_each():
+    from pathlib import Path
+
+    from clrp_rl4co.data.files import natural_key
+
+    names = ["r2/c10-3.dat", "r10/c2-1.dat", "r2/c9-12.dat", "r2/c9-3.dat", "r2/c9.dat"]
+    ordered = sorted((Path(n) for n in names), key=natural_key)
+    assert [p.as_posix() for p in ordered] == [
+        "r2/c9-3.dat",
+        "r2/c9-12.dat",
+        "r2/c9.dat",
+        "r2/c10-3.dat",
+        "r10/c2-1.dat",
+    ]
+
+
+def test_an_error_without_a_message_is_named_by_its_type(tmp_path, monkeypatch):
+    import clrp_rl4co.envs.clrp as clrp_env
+
+    def empty(path):
+        raise EOFError
+
+    monkeypatch.setattr(clrp_env, "load_dataset", empty)
+    path = tmp_path / "d.npz"
+    path.write_bytes(b"")
+    with pytest.raises(ValueError) as caught:
+        read_instances(path)
+    assert str(caught.value) == f"{path}: EOFError"

@@ -69,7 +69,7 @@ def read_instances(path: str | Path) -> list[FileInstance]:
 
             instance = read_prodhon(path)
     except (KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{path}: {exc or type(exc).__name__}") from exc
+        raise ValueError(f"{path}: {str(exc) or type(exc).__name__}") from exc
     return [FileInstance(instance, path.name, path.stem)]
 
 
@@ -108,8 +108,8 @@ def read_instance(path: str | Path) -> CLRPInstance:
 def natural_key(path: Path) -> tuple:
     """Sort key of a path in natural order: runs of digits compare as numbers, so
     ``coord20-5-1.dat`` comes before ``coord100-5-1.dat`` (and ``r9`` before ``r10``)."""
-    parts = re.split(r"(\d+)", str(path))
-    return tuple((0, int(p), p) if p.isdigit() else (1, 0, p) for p in parts)
+    parts = re.split(r"(\d+)", str(path))  # text, digits, text, ...: digits at odd places
+    return tuple(int(part) if k % 2 else part for k, part in enumerate(parts))
 
 
 def find_instance_files(
