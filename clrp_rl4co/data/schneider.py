@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from .instance import CAPACITY_TOLERANCE, CLRPInstance, oversized_demand
-from .json_instance import JsonScan, json_number, read_json_text, show_value
+from .json_instance import json_number, show_value
+from .json_text import JsonScan, read_json_text
 
 #: Fields of each depot and customer entry.
 DEPOT_FIELDS = ("capacity", "costs", "index", "x", "y")
@@ -131,26 +132,9 @@ def _entries(data: dict, key: str, fields: tuple[str, ...], positive: str) -> li
     return out
 
 
-def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
-    """Build an instance from a parsed file of the set (see the module doc).
-
-    Args:
-        data: the file's JSON value.
-        name: the instance's name when the file has no ``name`` field.
-
-    Returns:
-        The instance: depots then customers each in ascending ``index``; coordinates as given;
-        arc costs ``ceil(100 d)`` (``rounded_costs=True``); capacities, demands, opening costs
-        (``costs``) and the cost per route (``vehicle_costs``) in the file's units.
-
-    Raises:
-        ValueError: a missing or unknown field; a value that is not a finite number; a
-            capacity, demand or vehicle capacity that is not positive; a negative cost; an
-            ``index`` that is not a non-negative integer or is used twice; an empty list; a
-            demand above the vehicle capacity or every depot's capacity; a total demand above
-            the total depot capacity; an instance the env rejects. The message names the field
-            (``depots[3].capacity``, positions from 0) and the value, not the file.
-    """
+def _vehicle(data: Any) -> tuple[float, float]:
+    """The checked top level of a file: an object of :data:`REQUIRED` and :data:`OPTIONAL`
+    fields; returns ``(vehicle_capacity, vehicle_costs)``."""
     if not isinstance(data, dict):
         raise ValueError(f"instance: must be a JSON object, got {type(data).__name__}")
     missing = [key for key in REQUIRED if key not in data]
@@ -169,8 +153,11 @@ def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
     fixed = json_number(data["vehicle_costs"], "vehicle_costs")
     if fixed < 0:
         raise ValueError(f"vehicle_costs: must be non-negative, got {fixed:g}")
-    depots = _entries(data, "depots", DEPOT_FIELDS, "capacity")
-    customers = _entries(data, "customers", CUSTOMER_FIELDS, "demand")
+    return q, fixed
+
+
+def _check_unique_indices(depots: list[dict], customers: list[dict]) -> None:
+    """Every ``index`` used once among depots and customers."""
     seen: dict[int, str] = {}
     for key, entries in (("depots", depots), ("customers", customers)):
         for k, entry in enumerate(entries):
@@ -182,9 +169,10 @@ def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
                     f"from 0)"
                 )
             seen[entry["index"]] = where
-    # positions in the file, kept for messages; the instance's order is by index
-    depot_order = sorted(range(len(depots)), key=lambda k: depots[k]["index"])
-    customer_order = sorted(range(len(customers)), key=lambda k: customers[k]["index"])
+
+
+def _check_capacities(depots: list[dict], customers: list[dict], q: float) -> None:
+    """Every demand fits a vehicle and some depot; the total demand fits the depots."""
     demand = np.array([c["demand"] for c in customers])
     capacity = np.array([d["capacity"] for d in depots])
     oversized = oversized_demand(demand, q, capacity)
@@ -208,6 +196,36 @@ def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
             f"customers[*].demand: total demand {_num(total_demand)} exceeds the total depot "
             f"capacity {_num(total_capacity)} (the sum of depots[*].capacity)"
         )
+
+
+def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
+    """Build an instance from a parsed file of the set (see the module doc).
+
+    Args:
+        data: the file's JSON value.
+        name: the instance's name when the file has no ``name`` field.
+
+    Returns:
+        The instance: depots then customers each in ascending ``index``; coordinates as given;
+        arc costs ``ceil(100 d)`` (``rounded_costs=True``); capacities, demands, opening costs
+        (``costs``) and the cost per route (``vehicle_costs``) in the file's units.
+
+    Raises:
+        ValueError: a missing or unknown field; a value that is not a finite number; a
+            capacity, demand or vehicle capacity that is not positive; a negative cost; an
+            ``index`` that is not a non-negative integer or is used twice; an empty list; a
+            demand above the vehicle capacity or every depot's capacity; a total demand above
+            the total depot capacity; an instance the env rejects. The message names the field
+            (``depots[3].capacity``, positions from 0) and the value, not the file.
+    """
+    q, fixed = _vehicle(data)
+    depots = _entries(data, "depots", DEPOT_FIELDS, "capacity")
+    customers = _entries(data, "customers", CUSTOMER_FIELDS, "demand")
+    _check_unique_indices(depots, customers)
+    _check_capacities(depots, customers, q)
+    # positions in the file, kept for messages; the instance's order is by index
+    depot_order = sorted(range(len(depots)), key=lambda k: depots[k]["index"])
+    customer_order = sorted(range(len(customers)), key=lambda k: customers[k]["index"])
     label = data.get("name", name)
     try:
         return CLRPInstance(
@@ -215,9 +233,9 @@ def instance_from_schneider(data: Any, name: str = "") -> CLRPInstance:
             customer_locs=np.array(
                 [[customers[k]["x"], customers[k]["y"]] for k in customer_order]
             ),
-            depot_capacity=capacity[depot_order],
+            depot_capacity=np.array([depots[k]["capacity"] for k in depot_order]),
             opening_cost=np.array([depots[k]["costs"] for k in depot_order]),
-            demand=demand[customer_order],
+            demand=np.array([customers[k]["demand"] for k in customer_order]),
             vehicle_capacity=q,
             vehicle_fixed_cost=fixed,
             rounded_costs=True,
