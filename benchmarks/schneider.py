@@ -333,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run what is missing, then write the report; 1 if a run failed, else 0."""
     import torch
 
+    from clrp_rl4co.auto import METHODS
     from clrp_rl4co.data.files import find_instance_files
-    from clrp_rl4co.solving import METHODS
 
     parser = argparse.ArgumentParser(
         prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -106,6 +106,10 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/data/json_instance.py": [
         "tests/test_data_json.py",
     ],
+    "clrp_rl4co/data/json_text.py": [
+        "tests/test_data_json.py",
+        "tests/test_data_schneider.py",
+    ],
     "clrp_rl4co/data/bks.py": [
         "tests/test_data_prodhon.py",
         "tests/test_cli_parts.py",
@@ -179,6 +183,14 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_location_model.py",
     ],
     "clrp_rl4co/solving.py": [
+        "tests/test_solve.py",
+        "tests/test_solve_many.py",
+    ],
+    "clrp_rl4co/auto.py": [
+        "tests/test_solve.py",
+        "tests/test_solve_many.py",
+    ],
+    "clrp_rl4co/arguments.py": [
         "tests/test_solve.py",
         "tests/test_solve_many.py",
     ],

@@ -10,16 +10,10 @@ import numpy as np
 import pytest
 from instances import random_instance
 
+from clrp_rl4co.auto import auto_method, auto_model, generalist_model, looks_like_paper
 from clrp_rl4co.data import CLRPInstance, read_prodhon, tensordict_to_instances
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
-from clrp_rl4co.solving import (
-    auto_method,
-    auto_model,
-    generalist_model,
-    load_model,
-    looks_like_paper,
-    solve,
-)
+from clrp_rl4co.solving import load_model, solve
 
 
 def paper_instance(num_customers: int) -> CLRPInstance:
@@ -72,14 +66,14 @@ def test_one_difference_from_the_training_data_means_the_generalist(change):
     ],
 )
 def test_the_generalist_is_the_trained_run_once_it_ships(monkeypatch, shipped, expected):
-    import clrp_rl4co.pretrained as pretrained  # where solving imports shipped_models from
+    import clrp_rl4co.pretrained as pretrained  # where auto imports shipped_models from
 
     monkeypatch.setattr(pretrained, "shipped_models", lambda name=None: sorted(shipped))
     assert generalist_model() == expected
 
 
 def test_no_shipped_generalist_is_an_error(monkeypatch):
-    import clrp_rl4co.pretrained as pretrained  # where solving imports shipped_models from
+    import clrp_rl4co.pretrained as pretrained  # where auto imports shipped_models from
 
     monkeypatch.setattr(pretrained, "shipped_models", lambda name=None: ["drlhq_clrp50"])
     with pytest.raises(FileNotFoundError, match="drlhqcf_mixed"):
@@ -167,7 +161,7 @@ def test_x8_alone_is_the_policy_decode():
 
 # ---------------------------------------------------------------- the library call's contract
 def test_resolve_names_a_model_only_for_the_methods_that_decode_one():
-    from clrp_rl4co.solving import resolve
+    from clrp_rl4co.auto import resolve
 
     instance = random_instance(15, seed=2)
     for method in ("x8", "sgbs", "hybrid"):
@@ -346,9 +340,10 @@ def test_numpy_numbers_and_a_path_like_model_are_arguments_too(monkeypatch):
     assert type(fake.calls[0]["seed"]) is int
     from pathlib import Path
 
-    from clrp_rl4co.solving import _check_arguments
+    from clrp_rl4co.arguments import check_solve_arguments
 
-    assert _check_arguments("x8", 1, Path("runs/x/policy"), 0, False) == (1.0, "runs/x/policy", 0)
+    checked = check_solve_arguments("x8", 1, Path("runs/x/policy"), 0, False)
+    assert checked == (1.0, "runs/x/policy", 0)
 
 
 def test_solve_many_reports_each_instance_in_order_and_failures_as_results(tmp_path):

@@ -53,8 +53,8 @@ class BenchSet:
 def default_model(set_name: str) -> str:
     """The paper's model of the set's size where one is shipped, else the generalist (always
     the generalist on Prins)."""
+    from clrp_rl4co.auto import generalist_model
     from clrp_rl4co.pretrained import shipped_models
-    from clrp_rl4co.solving import generalist_model
 
     if set_name == "prins":
         return generalist_model()

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..solving import METHODS
+from ..auto import METHODS
 
 DESCRIPTION = """\
 Solve CLRP instance files and write each solution (JSON and Prodhon .sol), a summary.csv and

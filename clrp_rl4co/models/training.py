@@ -162,6 +162,47 @@ def _check_layout(run: RunFolder, callbacks: list[Callback], loggers: list[Logge
             )
 
 
+def _trainer_config(cfg: DictConfig) -> dict:
+    """``cfg.trainer`` as a dict with the run's precision and float32 matmul precision
+    (:func:`training_precision`, :func:`training_matmul_precision`)."""
+    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
+    accelerator = str(trainer_cfg.get("accelerator", "auto"))
+    trainer_cfg["precision"] = training_precision(accelerator, trainer_cfg.get("precision"))
+    matmul = training_matmul_precision(accelerator, trainer_cfg.get("matmul_precision"))
+    if matmul is not None:
+        trainer_cfg["matmul_precision"] = matmul
+    return trainer_cfg
+
+
+def _open_run_folder(cfg, run, trainer, trainer_cfg, loggers, resumed_from, command) -> None:
+    """Rank 0: refuse a folder holding an earlier run (unless resuming), drop a crashed run's
+    log, write the config and record this invocation's provenance."""
+    if cfg.get("train", True) and resumed_from is None and run.checkpoint_files():
+        raise ValueError(
+            f"{run.path} holds checkpoints of an earlier run: continue it with "
+            f"ckpt_path=last, or start another with run_name=<new name>"
+        )
+    if resumed_from is None:  # a crashed run's log without checkpoints is not continued
+        for lg in loggers:
+            if isinstance(lg, CSVLogger):
+                Path(lg.log_dir, "metrics.csv").unlink(missing_ok=True)
+    run.path.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, run.config_file, resolve=True)
+    run.record_invocation(
+        {
+            "command": command,
+            "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "commit": provenance.git_commit(),
+            "uncommitted_changes": provenance.uncommitted_changes(),
+            "resumed_from": str(resumed_from) if resumed_from else None,
+            "hardware": provenance.accelerator(trainer.strategy.root_device, trainer.world_size),
+            "precision": str(trainer_cfg["precision"]),
+            "world_size": trainer.world_size,
+        }
+    )
+    log.info("run folder %s%s", run.path, f", resuming from {resumed_from}" if resumed_from else "")
+
+
 def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
     """Train as ``cfg`` (the composed ``configs/main.yaml``) says; see the module docstring.
 
@@ -188,15 +229,7 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
             cb.monitor = monitor_metric(algorithm)
     loggers = list(_instantiate_group(cfg.get("logger")).values())
     _check_layout(run, callbacks, loggers)
-    trainer_cfg = OmegaConf.to_container(cfg.trainer, resolve=True)
-    trainer_cfg["precision"] = training_precision(
-        str(trainer_cfg.get("accelerator", "auto")), trainer_cfg.get("precision")
-    )
-    matmul = training_matmul_precision(
-        str(trainer_cfg.get("accelerator", "auto")), trainer_cfg.get("matmul_precision")
-    )
-    if matmul is not None:
-        trainer_cfg["matmul_precision"] = matmul
+    trainer_cfg = _trainer_config(cfg)
     trainer = instantiate(
         trainer_cfg,
         callbacks=callbacks,
@@ -207,34 +240,7 @@ def train(cfg: DictConfig, command: str | None = None) -> TrainResult:
 
     resumed_from = resume_checkpoint(cfg.get("ckpt_path"), run)
     if trainer.is_global_zero:
-        if cfg.get("train", True) and resumed_from is None and run.checkpoint_files():
-            raise ValueError(
-                f"{run.path} holds checkpoints of an earlier run: continue it with "
-                f"ckpt_path=last, or start another with run_name=<new name>"
-            )
-        if resumed_from is None:  # a crashed run's log without checkpoints is not continued
-            for lg in loggers:
-                if isinstance(lg, CSVLogger):
-                    Path(lg.log_dir, "metrics.csv").unlink(missing_ok=True)
-        run.path.mkdir(parents=True, exist_ok=True)
-        OmegaConf.save(cfg, run.config_file, resolve=True)
-        run.record_invocation(
-            {
-                "command": command,
-                "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                "commit": provenance.git_commit(),
-                "uncommitted_changes": provenance.uncommitted_changes(),
-                "resumed_from": str(resumed_from) if resumed_from else None,
-                "hardware": provenance.accelerator(
-                    trainer.strategy.root_device, trainer.world_size
-                ),
-                "precision": str(trainer_cfg["precision"]),
-                "world_size": trainer.world_size,
-            }
-        )
-        log.info(
-            "run folder %s%s", run.path, f", resuming from {resumed_from}" if resumed_from else ""
-        )
+        _open_run_folder(cfg, run, trainer, trainer_cfg, loggers, resumed_from, command)
 
     if cfg.get("train", True):
         # RL4COTrainer.fit does not forward weights_only; checkpoints pickle env and policy

@@ -151,7 +151,7 @@ def nearly_free_depots(instance: CLRPInstance) -> bool:
     """Whether opening every candidate depot costs at most
     :attr:`PyVRPParams.nearly_free_share` of a solution (:func:`opening_share`): then PyVRP
     routes on the nearest depots (:func:`nearest_depots`) at once, in one run
-    (:func:`depot_set_search`), and ``auto`` runs PyVRP alone (:mod:`clrp_rl4co.solving`)."""
+    (:func:`depot_set_search`), and ``auto`` runs PyVRP alone (:mod:`clrp_rl4co.auto`)."""
     return opening_share(instance) <= PARAMS.nearly_free_share
 
 
