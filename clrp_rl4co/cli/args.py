@@ -80,6 +80,14 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_run_options(p)
+    _add_output_options(p)
+    return main
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """What to solve and how: paths, budget (--time or --iterations), method, model, workers,
+    seed."""
     p.add_argument("paths", nargs="+", metavar="PATH", help="instance files, folders or globs")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument(
@@ -124,6 +132,10 @@ def parser() -> argparse.ArgumentParser:
         metavar="K",
         help="random seed (PyVRP, the order of decoded starts on large instances)",
     )
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """What is written and shown: --bks, --out, --overwrite, --plot, --quiet."""
     p.add_argument(
         "--bks",
         type=Path,
@@ -149,7 +161,6 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--plot", action="store_true", help="also write a PNG of each solution")
     p.add_argument("--quiet", action="store_true", help="no progress bars and no printed table")
-    return main
 
 
 def parse_args(argv: list[str] | None = None) -> SolveOptions:

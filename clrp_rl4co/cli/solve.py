@@ -52,6 +52,110 @@ def _result_text(result, error: str | None) -> str:
     return f"{result.objective:.10g} ({result.method}, {result.seconds:.1f} s{note})"
 
 
+class _Run:
+    """One run of the command over its jobs: the summary rows, the failures, the progress.
+
+    Args:
+        options: the parsed options.
+        jobs: every job, read or not (:func:`.inputs.collect_jobs`).
+        bks: the best-known values.
+    """
+
+    def __init__(self, options: SolveOptions, jobs: list, bks) -> None:
+        from .outputs import summary_row
+
+        self.options, self.jobs, self.bks = options, jobs, bks
+        self.rows: list[dict | None] = [None] * len(jobs)
+        self.failed = 0
+        for k, job in enumerate(jobs):
+            if job.error is not None:
+                print(f"error: {job.error}", file=sys.stderr)
+                self.rows[k] = summary_row(job, None, None, job.error)
+                self.failed += 1
+        self.readable = [k for k, job in enumerate(jobs) if job.error is None]
+        self.progress = None
+        if options.iterations is not None:
+            self.budget_text = f"{options.iterations} iterations"
+        else:
+            self.budget_text = f"{options.seconds:g} s"
+
+    def finished(self, index: int, result) -> None:
+        """``solve_many``'s ``on_result``: write the instance's outputs and its row."""
+        from .outputs import summary_row, write_solution
+
+        options, job = self.options, self.jobs[self.readable[index]]
+        error = result.error if result.status in ("failed", "not run") else None
+        if error is None and result.solution is None:
+            note = result.details.get("note", "no solution found")
+            error = f"{result.method}: {note} within {self.budget_text}"
+        if error is None:
+            try:
+                write_solution(job, result, options.seed, options.out, options.plot)
+            except (ValueError, OSError) as exc:
+                error = f"writing the outputs: {exc}"
+        if error is not None and result.status != "not run":
+            print(f"error: {job.label}: {error}", file=sys.stderr)
+            self.failed += 1
+        best_known = self.bks.lookup(job.source, job.label, job.instance)
+        self.rows[self.readable[index]] = summary_row(job, result, best_known, error)
+        self.progress.finished(job.label, _result_text(result, error))
+
+    def solve(self, started: float | None) -> None:
+        """Solve the readable jobs with :func:`clrp_rl4co.solve_many`; Ctrl-C stops them."""
+        from .. import interrupt
+        from ..solving import solve_many
+        from .progress import Progress
+
+        options = self.options
+        self.progress = Progress(len(self.readable), quiet=options.quiet)
+        inner = self.progress.terminal and not options.quiet and options.workers == 1
+        inner = inner and options.iterations is None and options.seconds >= LONG_INSTANCE_SECONDS
+        interrupt.clear()
+        with interrupt.catch_sigint():
+            if options.workers == 1:
+                import torch
+
+                torch.set_num_threads(1)
+            solve_many(
+                [self.jobs[k].instance for k in self.readable],
+                method=options.method,
+                seconds=options.seconds,
+                model=options.model,
+                seed=options.seed,
+                workers=options.workers,
+                on_result=self.finished,
+                iterations=options.iterations,
+                started=started,
+                progress=inner,
+            )
+        self.progress.close()
+
+    def report(self) -> int:
+        """Write ``summary.csv``, print the table and the counts; returns the exit status."""
+        from .. import interrupt
+        from .outputs import SUMMARY_NAME, summary_table, write_summary
+
+        options = self.options
+        done = [row for row in self.rows if row is not None]
+        summary = write_summary(done, options.out / SUMMARY_NAME)
+        if not options.quiet:
+            print(summary_table(done))
+        if interrupt.requested():
+            not_run = sum(1 for row in done if row["status"] == "not run")
+            print(
+                f"interrupted: {len(done) - not_run - self.failed} solved (running ones with "
+                f"their best so far), {not_run} not run; {summary}",
+                file=sys.stderr,
+            )
+            return INTERRUPTED_STATUS
+        if not options.quiet:
+            print(
+                f"\n{len(done) - self.failed} solved, {self.failed} failed; outputs in "
+                f"{options.out}/ ({summary.name})"
+            )
+        return 1 if self.failed else 0
+
+
 def solve_command(options: SolveOptions, started: float | None = None) -> int:
     """Run ``clrp-rl4co solve`` with parsed options; returns the exit status. ``started``: the
     ``time.perf_counter()`` reading the first instances' budgets count from (the process's
@@ -68,29 +172,12 @@ def solve_command(options: SolveOptions, started: float | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"error: --bks: {exc}", file=sys.stderr)
         return 2
-
-    from .. import interrupt
-    from ..solving import solve_many
     from .inputs import collect_jobs
-    from .outputs import (
-        SUMMARY_NAME,
-        check_outputs,
-        summary_row,
-        summary_table,
-        write_solution,
-        write_summary,
-    )
+    from .outputs import check_outputs
 
     jobs = collect_jobs(options.paths)
-    rows: list[dict | None] = [None] * len(jobs)
-    failed = 0
-    for k, job in enumerate(jobs):
-        if job.error is not None:
-            print(f"error: {job.error}", file=sys.stderr)
-            rows[k] = summary_row(job, None, None, job.error)
-            failed += 1
-    readable = [k for k, job in enumerate(jobs) if job.error is None]
-    if not readable:
+    run = _Run(options, jobs, bks)
+    if not run.readable:
         print(
             f"nothing to solve: no file could be read; nothing written to {options.out}/",
             file=sys.stderr,
@@ -100,68 +187,5 @@ def solve_command(options: SolveOptions, started: float | None = None) -> int:
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    from .progress import Progress
-
-    progress = Progress(len(readable), quiet=options.quiet)
-    repeatable = options.iterations is not None
-    budget_text = f"{options.iterations} iterations" if repeatable else f"{options.seconds:g} s"
-
-    def finished(index: int, result) -> None:
-        nonlocal failed
-        job = jobs[readable[index]]
-        error = result.error if result.status in ("failed", "not run") else None
-        if error is None and result.solution is None:
-            note = result.details.get("note", "no solution found")
-            error = f"{result.method}: {note} within {budget_text}"
-        if error is None:
-            try:
-                write_solution(job, result, options.seed, options.out, options.plot)
-            except (ValueError, OSError) as exc:
-                error = f"writing the outputs: {exc}"
-        if error is not None and result.status != "not run":
-            print(f"error: {job.label}: {error}", file=sys.stderr)
-            failed += 1
-        rows[readable[index]] = summary_row(
-            job, result, bks.lookup(job.source, job.label, job.instance), error
-        )
-        progress.finished(job.label, _result_text(result, error))
-
-    inner = progress.terminal and not options.quiet and options.workers == 1
-    inner = inner and not repeatable and options.seconds >= LONG_INSTANCE_SECONDS
-    interrupt.clear()
-    with interrupt.catch_sigint():
-        if options.workers == 1:
-            import torch
-
-            torch.set_num_threads(1)
-        solve_many(
-            [jobs[k].instance for k in readable],
-            method=options.method,
-            seconds=options.seconds,
-            model=options.model,
-            seed=options.seed,
-            workers=options.workers,
-            on_result=finished,
-            iterations=options.iterations,
-            started=started,
-            progress=inner,
-        )
-    progress.close()
-    done = [row for row in rows if row is not None]
-    summary = write_summary(done, options.out / SUMMARY_NAME)
-    if not options.quiet:
-        print(summary_table(done))
-    if interrupt.requested():
-        not_run = sum(1 for row in done if row["status"] == "not run")
-        print(
-            f"interrupted: {len(done) - not_run - failed} solved (running ones with their best "
-            f"so far), {not_run} not run; {summary}",
-            file=sys.stderr,
-        )
-        return INTERRUPTED_STATUS
-    if not options.quiet:
-        print(
-            f"\n{len(done) - failed} solved, {failed} failed; outputs in {options.out}/ "
-            f"({summary.name})"
-        )
-    return 1 if failed else 0
+    run.solve(started)
+    return run.report()
