@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from .solving import SolveResult, solve, solve_many
+from .result import SolveResult
+from .solving import solve, solve_many
 
 #: Public name -> the module that defines it.
 _EXPORTS = {

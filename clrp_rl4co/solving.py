@@ -21,7 +21,6 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,40 +32,13 @@ from .arguments import (
     check_many_arguments,
     check_solve_arguments,
 )
+from .result import SolveResult
+from .status import Status
 
 if TYPE_CHECKING:  # imported where used: ``import clrp_rl4co`` stays light (no torch)
     from .data.instance import CLRPInstance
-    from .data.solution import CLRPSolution
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class SolveResult:
-    """What one run produced.
-
-    Attributes:
-        solution: the best valid solution (None when none was found or the run failed).
-        objective: its cost in the instance's units (None without a solution).
-        method: the method that ran (``auto`` resolved).
-        model: the policy's name (None for the classical methods).
-        seconds: wall time of the run.
-        status: ``optimal`` (exact, proven), ``feasible``, ``no solution``, ``failed`` (the
-            run raised or its process died) or ``not run`` (stopped before it started).
-        details: method-specific numbers (``start_objective``, ``decode``, ``bound``, ``note``).
-        interrupted: the run was stopped early (Ctrl-C); ``solution`` is the best found so far.
-        error: why the run failed (``status == "failed"``).
-    """
-
-    solution: CLRPSolution | None
-    objective: float | None
-    method: str
-    model: str | None
-    seconds: float
-    status: str
-    details: dict = field(default_factory=dict)
-    interrupted: bool = False
-    error: str | None = None
 
 
 _POLICIES: dict[str, object] = {}
@@ -151,15 +123,17 @@ def solve(
     else:
         solution, status, details = _run_repeatable(instance, method, policy, iterations, seed)
         details["iterations"] = iterations
+    cost = None if solution is None else solution.cost(instance)
     return SolveResult(
         solution,
-        None if solution is None else solution.cost(instance).total,
+        None if cost is None else cost.total,
         method,
         name,
         time.perf_counter() - begin,
-        status,
+        Status(status),
         details,
         interrupt.requested(),
+        cost=cost,
     )
 
 
@@ -195,7 +169,7 @@ def _run_timed(instance, method: str, policy, left: float, seed: int, progress: 
         details["note"] = "SGBS does not fit in the budget; best of the x8 starts that fit"
     if solution is None:
         details["note"] = "not even one greedy rollout fits in the budget"
-    return solution, "feasible" if solution is not None else "no solution", details
+    return solution, Status.FEASIBLE if solution is not None else Status.NO_SOLUTION, details
 
 
 def _run_repeatable(instance, method: str, policy, iterations: int, seed: int):
@@ -207,7 +181,7 @@ def _run_repeatable(instance, method: str, policy, iterations: int, seed: int):
 
         found = learned_starts(instance, policy, math.inf, seed, count=1, sgbs=False)
         solution = found.solutions[0] if found.solutions else None
-        status = "feasible" if solution is not None else "no solution"
+        status = Status.FEASIBLE if solution is not None else Status.NO_SOLUTION
         return solution, status, {"decode": found.decode}
     res = solve_pyvrp(instance, seconds=None, max_iterations=iterations, seed=seed)
     if method == "pyvrp":
@@ -265,12 +239,12 @@ def _preload(tasks: list[tuple]) -> list[tuple]:
 
 def failed(error: str, method: str = "", model: str | None = None) -> SolveResult:
     """The result of a run that raised or whose process died."""
-    return SolveResult(None, None, method, model, 0.0, "failed", error=error)
+    return SolveResult(None, None, method, model, 0.0, Status.FAILED, error=error)
 
 
 def not_run(reason: str, method: str = "", model: str | None = None) -> SolveResult:
     """The result of an instance that was never started (a stop was requested first)."""
-    return SolveResult(None, None, method, model, 0.0, "not run", error=reason)
+    return SolveResult(None, None, method, model, 0.0, Status.NOT_RUN, error=reason)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -374,7 +348,6 @@ def _run_tasks(tasks: list[tuple], workers: int, executor, progress: bool, done)
 
 
 __all__ = [
-    "SolveResult",
     "failed",
     "load_model",
     "not_run",

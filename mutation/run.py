@@ -186,6 +186,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solve.py",
         "tests/test_solve_many.py",
     ],
+    "clrp_rl4co/result.py": [
+        "tests/test_result.py",
+    ],
+    "clrp_rl4co/status.py": [
+        "tests/test_solvers_common.py",
+        "tests/test_result.py",
+    ],
     "clrp_rl4co/auto.py": [
         "tests/test_solve.py",
         "tests/test_solve_many.py",

@@ -17,7 +17,7 @@ from benchmarks.hard.table import Table, gap, summary_rows, target_rows
 from clrp_rl4co.data import CLRPSolution, Route
 from clrp_rl4co.data.prodhon import write_prodhon
 from clrp_rl4co.evaluation import InstanceResult
-from clrp_rl4co.solving import SolveResult
+from clrp_rl4co.result import SolveResult
 
 #: The description's rules, written out: depots and side of the square per size.
 DEPOTS = {100: 10, 200: 15, 300: 20, 400: 25, 500: 30, 600: 30}

@@ -17,7 +17,7 @@ import pytest
 from clrp_rl4co.cli import main
 from clrp_rl4co.cli.outputs import plot_title
 from clrp_rl4co.data import CLRPSolution, Route, read_prodhon, write_json_instance
-from clrp_rl4co.solving import SolveResult
+from clrp_rl4co.result import SolveResult
 
 ROOT = Path(__file__).resolve().parents[1]
 

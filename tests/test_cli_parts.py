@@ -14,7 +14,8 @@ from clrp_rl4co.cli.outputs import summary_row
 from clrp_rl4co.cli.progress import Progress
 from clrp_rl4co.cli.solve import _result_text, check_model
 from clrp_rl4co.data import CLRPSolution, Route
-from clrp_rl4co.solving import SolveResult, failed, not_run
+from clrp_rl4co.result import SolveResult
+from clrp_rl4co.solving import failed, not_run
 
 
 def test_progress_off_a_terminal_counts_instances_one_line_each():

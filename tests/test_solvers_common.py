@@ -9,14 +9,12 @@ import pytest
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers.common import (
-    STATUS_FEASIBLE,
-    STATUS_NO_SOLUTION,
-    STATUS_OPTIMAL,
     SolverResult,
     check_instance,
     check_solution,
     make_result,
 )
+from clrp_rl4co.status import Status
 
 
 @pytest.fixture
@@ -34,12 +32,13 @@ def inst():
     )
 
 
-def test_status_strings():
-    assert (STATUS_OPTIMAL, STATUS_FEASIBLE, STATUS_NO_SOLUTION) == (
-        "optimal",
-        "feasible",
-        "no solution",
-    )
+def test_status_words():
+    """One word (or two) per status, the same in str(), formatting and comparisons, as the
+    command writes them."""
+    words = ["optimal", "feasible", "no solution", "interrupted", "failed", "not run"]
+    assert [s.value for s in Status] == words
+    assert [str(s) for s in Status] == words and [f"{s}" for s in Status] == words
+    assert Status.NOT_RUN == "not run" and Status("no solution") is Status.NO_SOLUTION
 
 
 def test_a_solution_is_checked_priced_and_flagged(inst):

@@ -18,7 +18,7 @@ from pathlib import Path
 from clrp_rl4co import provenance
 from clrp_rl4co.data import CLRPInstance
 from clrp_rl4co.evaluation import InstanceResult, ResultCache
-from clrp_rl4co.solving import SolveResult
+from clrp_rl4co.result import SolveResult
 
 from . import families as fam
 from .bound import Bound, lower_bound

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..data.instance import CLRPInstance
-from ..solving import SolveResult
+from ..result import SolveResult
+from ..status import Status
 from .inputs import Job
 
 #: Columns of ``summary.csv`` (and of the printed table, less ``error``).
@@ -185,7 +186,7 @@ def summary_row(job: Job, result: SolveResult | None, bks: float | None, error: 
         row.update(
             method=result.method,
             model=result.model or "",
-            status="interrupted" if result.interrupted else result.status,
+            status=Status.INTERRUPTED if result.interrupted else Status(result.status),
             seconds=round(result.seconds, 3),
         )
         if result.solution is not None:
@@ -194,7 +195,8 @@ def summary_row(job: Job, result: SolveResult | None, bks: float | None, error: 
             if bks is not None:
                 row["gap_pct"] = 100.0 * (objective - bks) / bks
     if error:
-        row["status"] = "not run" if result is not None and result.status == "not run" else "failed"
+        not_run = result is not None and result.status == Status.NOT_RUN
+        row["status"] = Status.NOT_RUN if not_run else Status.FAILED
         row["error"] = error
     return row
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from ..status import Status
 from .args import SolveOptions
 
 #: Instances at least this long (seconds) get a progress bar of their own (one worker, on a
@@ -42,8 +43,8 @@ def check_model(model: str | None) -> str | None:
 
 
 def _result_text(result, error: str | None) -> str:
-    if result is not None and result.status == "not run":
-        return f"not run: {result.error}" if result.error else "not run"
+    if result is not None and result.status == Status.NOT_RUN:
+        return f"{Status.NOT_RUN}: {result.error}" if result.error else str(Status.NOT_RUN)
     if error is not None:
         return f"failed: {error}"
     if result.solution is None:
@@ -84,7 +85,7 @@ class _Run:
         from .outputs import summary_row, write_solution
 
         options, job = self.options, self.jobs[self.readable[index]]
-        error = result.error if result.status in ("failed", "not run") else None
+        error = result.error if result.status in (Status.FAILED, Status.NOT_RUN) else None
         if error is None and result.solution is None:
             note = result.details.get("note", "no solution found")
             error = f"{result.method}: {note} within {self.budget_text}"
@@ -93,7 +94,7 @@ class _Run:
                 write_solution(job, result, options.seed, options.out, options.plot)
             except (ValueError, OSError) as exc:
                 error = f"writing the outputs: {exc}"
-        if error is not None and result.status != "not run":
+        if error is not None and result.status != Status.NOT_RUN:
             print(f"error: {job.label}: {error}", file=sys.stderr)
             self.failed += 1
         best_known = self.bks.lookup(job.source, job.label, job.instance)
@@ -141,7 +142,7 @@ class _Run:
         if not options.quiet:
             print(summary_table(done))
         if interrupt.requested():
-            not_run = sum(1 for row in done if row["status"] == "not run")
+            not_run = sum(1 for row in done if row["status"] == Status.NOT_RUN)
             print(
                 f"interrupted: {len(done) - not_run - self.failed} solved (running ones with "
                 f"their best so far), {not_run} not run; {summary}",

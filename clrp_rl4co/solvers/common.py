@@ -6,11 +6,7 @@ import math
 from dataclasses import dataclass
 
 from ..data import CLRPInstance, CLRPSolution
-
-#: Status strings used by every solver.
-STATUS_OPTIMAL = "optimal"
-STATUS_FEASIBLE = "feasible"
-STATUS_NO_SOLUTION = "no solution"
+from ..status import Status
 
 
 @dataclass
@@ -22,7 +18,8 @@ class SolverResult:
         objective: ``solution.cost(instance).total`` in the instance's units, or None.
         bound: a proven lower bound on the optimum (exact solver only), else None.
         proven_optimal: True only when an exact solver proved ``objective`` optimal.
-        status: ``"optimal"``, ``"feasible"``, ``"no solution"`` or a solver-specific string.
+        status: :class:`~clrp_rl4co.status.Status` ``OPTIMAL``, ``FEASIBLE`` or
+            ``NO_SOLUTION``.
         runtime: wall-clock seconds spent on this instance.
         solver: the solver's name (``"pyvrp"`` or ``"exact"``).
         name: the instance's name.
@@ -32,7 +29,7 @@ class SolverResult:
     objective: float | None
     bound: float | None
     proven_optimal: bool
-    status: str
+    status: Status
     runtime: float
     solver: str
     name: str = ""
@@ -93,11 +90,11 @@ def make_result(
         check_solution(instance, solution, f"solver {solver!r} returned an invalid solution")
     if solution is None:
         return SolverResult(
-            None, None, bound, False, STATUS_NO_SOLUTION, runtime, solver, instance.name
+            None, None, bound, False, Status.NO_SOLUTION, runtime, solver, instance.name
         )
     objective = solution.cost(instance).total
     if status is None:
-        status = STATUS_OPTIMAL if proven_optimal else STATUS_FEASIBLE
+        status = Status.OPTIMAL if proven_optimal else Status.FEASIBLE
     return SolverResult(
         solution, objective, bound, proven_optimal, status, runtime, solver, instance.name
     )
