@@ -26,8 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from clrp_rl4co import provenance
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting import provenance
+from clrp_rl4co.reporting.markdown import markdown_table
 
 OUT = Path("results/budgets")
 SIZES = (10, 100, 1000, 2000, 5000, 10000)

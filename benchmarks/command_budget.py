@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 #: A run may take this multiple of its budget ...
 TIME_SHARE = 1.05

@@ -39,9 +39,9 @@ import torch
 from rl4co.models.zoo.am.decoder import AttentionModelDecoder
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import ExpertDataset, build_model, load_policy
 from clrp_rl4co.models.imitation import imitation_loss
+from clrp_rl4co.reporting.markdown import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # --labels reads experiments.labels

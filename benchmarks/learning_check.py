@@ -25,9 +25,9 @@ from hydra.utils import instantiate
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.models.runs import RunFolder
+from clrp_rl4co.reporting.markdown import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = {"multistart_greedy": 8.6988, "multistart_greedy+rot8": 8.6480}

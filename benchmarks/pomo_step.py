@@ -30,8 +30,8 @@ import torch
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import generate_dataset
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import build_model, load_policy
+from clrp_rl4co.reporting.markdown import markdown_table
 
 
 def cpu_capability() -> str:

@@ -26,7 +26,7 @@ import time
 
 import torch
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 
 def pyvrp_cost(instance, seconds: float, seed: int) -> float:

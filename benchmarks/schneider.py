@@ -32,8 +32,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from clrp_rl4co import provenance
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting import provenance
+from clrp_rl4co.reporting.markdown import markdown_table
 
 PROG = "python -m benchmarks.schneider"
 OUT = Path("results/schneider")

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import torch
 
-from clrp_rl4co import CLRPEnv, provenance
+from clrp_rl4co import CLRPEnv
 from clrp_rl4co.data import tensordict_to_instances
 from clrp_rl4co.envs.clrp import generate_dataset
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.decoding import decode_batch
+from clrp_rl4co.reporting import provenance
+from clrp_rl4co.reporting.markdown import markdown_table
 from clrp_rl4co.search import sgbs
 from clrp_rl4co.solvers import solve as reference_solve
 

@@ -31,7 +31,6 @@ import os
 import statistics
 import time
 
-from clrp_rl4co import provenance
 from clrp_rl4co.data import (
     CLRPInstance,
     prins_bks,
@@ -40,6 +39,7 @@ from clrp_rl4co.data import (
     tensordict_to_instances,
 )
 from clrp_rl4co.envs.clrp import PRESETS, CLRPGenerator, generate_dataset
+from clrp_rl4co.reporting import provenance
 from clrp_rl4co.solvers import SolverResult, solve
 
 

@@ -57,8 +57,8 @@ from rl4co.envs import CVRPEnv
 from rl4co.models import POMO
 from rl4co.models.zoo.am import AttentionModelPolicy
 
-from clrp_rl4co import provenance
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting import provenance
+from clrp_rl4co.reporting.markdown import markdown_table
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 if str(CONFIG_DIR.parent) not in sys.path:  # the sweep reads experiments.campaign's settings

@@ -25,13 +25,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import auto, interrupt
+from . import auto
 from .arguments import (
     check_instances,
     check_iterations,
     check_many_arguments,
     check_solve_arguments,
 )
+from .execution import interrupt
 from .result import SolveResult
 from .status import Status
 
@@ -194,7 +195,7 @@ def _run_repeatable(instance, method: str, policy, iterations: int, seed: int):
 def _solve_task(args: tuple) -> SolveResult:
     """One instance in a worker (one torch thread). On a Dask worker its result says how
     often it was started before on workers that died (``details["reruns"]``)."""
-    from .parallel import dask_reruns
+    from .execution.parallel import dask_reruns
 
     reruns = dask_reruns()
     instance, method, seconds, model, seed, iterations, started = args
@@ -282,8 +283,9 @@ def solve_many(
             this call (the command gives its process's start); the others count from their
             own start. Not used with an ``executor`` (its tasks start when it runs them).
         workers: instances solved at once when no ``executor`` is given: 1 runs them one
-            after another in this process; more uses a :class:`~clrp_rl4co.parallel.ProcessPool`
-            (one process per instance, one torch thread each).
+            after another in this process; more uses a
+            :class:`~clrp_rl4co.execution.parallel.ProcessPool` (one process per instance, one
+            torch thread each).
         executor: any ``concurrent.futures.Executor`` (e.g. a Dask cluster's
             ``distributed.Client(...).get_executor()``); instances and results travel by pickle.
         on_result: called as ``on_result(index, result)`` as each instance finishes.
@@ -327,9 +329,10 @@ def _outcome(future, method: str, model: str | None) -> SolveResult:
 
 def _run_tasks(tasks: list[tuple], workers: int, executor, progress: bool, done) -> None:
     """Run ``tasks`` in this process (one ``workers``, no ``executor``), on a
-    :class:`~clrp_rl4co.parallel.ProcessPool` of ``workers`` processes, or on ``executor``;
-    ``done(index, future)`` as each finishes, until :func:`.interrupt.requested`."""
-    from .parallel import ProcessPool, map_ordered
+    :class:`~clrp_rl4co.execution.parallel.ProcessPool` of ``workers`` processes, or on
+    ``executor``; ``done(index, future)`` as each finishes, until
+    :func:`.execution.interrupt.requested`."""
+    from .execution.parallel import ProcessPool, map_ordered
 
     pool = None
     if executor is None and workers > 1:

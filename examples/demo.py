@@ -28,10 +28,10 @@ from clrp_rl4co.data import (
     write_json_instance,
 )
 from clrp_rl4co.envs.clrp import generate_dataset
-from clrp_rl4co.heuristics import nearest_neighbor_rollout
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.pretrained import PRETRAINED_DIR
 from clrp_rl4co.solvers import local_search_td
+from clrp_rl4co.solvers.nearest_neighbor import nearest_neighbor_rollout
 
 #: Shipped models, preferred first.
 MODELS = ("drlhq_clrp20", "drlhq_clrp20_samebudget")

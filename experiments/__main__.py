@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from clrp_rl4co import provenance
+    from clrp_rl4co.reporting import provenance
 
     from .tables import RunOptions, run_table
 

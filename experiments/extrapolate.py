@@ -65,7 +65,7 @@ from pathlib import Path
 
 import numpy as np
 
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINING_DIR = REPO / "results" / "training"

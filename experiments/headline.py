@@ -15,7 +15,7 @@ import csv
 import math
 from pathlib import Path
 
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 from .specs import SYNTHETIC, trained_on, with_identity
 

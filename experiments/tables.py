@@ -16,7 +16,6 @@ from pathlib import Path
 
 import torch
 
-from clrp_rl4co import provenance
 from clrp_rl4co.data import prins_bks, prins_files, read_prodhon, tensordict_to_instances
 from clrp_rl4co.evaluation import (
     EvalData,
@@ -26,6 +25,7 @@ from clrp_rl4co.evaluation import (
     report,
     run_method,
 )
+from clrp_rl4co.reporting import provenance
 
 from . import table_files
 from .paper_sets import DRLHQ_TEST_SEED, drlhq_test_set_filename, load_drlhq_test_set

@@ -33,38 +33,38 @@ class Plant:
 
 
 PLANTS = [
-    # interrupt.py has no mutmut mutants (catch_sigint is decorated; the rest are bare calls)
+    # execution/interrupt.py has no mutmut mutants (catch_sigint is decorated; the rest: bare calls)
     Plant(
         "interrupt: the second SIGINT does not raise",
-        "clrp_rl4co/interrupt.py",
+        "clrp_rl4co/execution/interrupt.py",
         "        if _REQUESTED.is_set():\n            raise KeyboardInterrupt\n",
         "        if False:\n            raise KeyboardInterrupt\n",
         ("tests/test_interrupt.py::test_the_first_sigint_requests_a_stop_and_the_second_raises",),
     ),
     Plant(
         "interrupt: the first SIGINT raises",
-        "clrp_rl4co/interrupt.py",
+        "clrp_rl4co/execution/interrupt.py",
         "        if _REQUESTED.is_set():\n            raise KeyboardInterrupt\n",
         "        if True:\n            raise KeyboardInterrupt\n",
         ("tests/test_interrupt.py::test_the_first_sigint_requests_a_stop_and_the_second_raises",),
     ),
     Plant(
         "interrupt: the previous handler is not given back",
-        "clrp_rl4co/interrupt.py",
+        "clrp_rl4co/execution/interrupt.py",
         "        signal.signal(signal.SIGINT, previous)\n",
         "        pass\n",
         ("tests/test_interrupt.py",),
     ),
     Plant(
         "interrupt: a handler installed from another thread",
-        "clrp_rl4co/interrupt.py",
+        "clrp_rl4co/execution/interrupt.py",
         "    if threading.current_thread() is not threading.main_thread():\n",
         "    if False:\n",
         ("tests/test_interrupt.py::test_outside_the_main_thread_nothing_is_installed",),
     ),
     Plant(
         "interrupt: clear forgets nothing",
-        "clrp_rl4co/interrupt.py",
+        "clrp_rl4co/execution/interrupt.py",
         "    _REQUESTED.clear()\n",
         "    pass\n",
         ("tests/test_interrupt.py::test_request_and_clear",),

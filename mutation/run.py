@@ -201,13 +201,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solve.py",
         "tests/test_solve_many.py",
     ],
-    "clrp_rl4co/parallel.py": [
+    "clrp_rl4co/execution/parallel.py": [
         "tests/test_solve_many.py",
     ],
     "clrp_rl4co/models/solution_likelihood.py": [
         "tests/test_solution_likelihood.py",
     ],
-    "clrp_rl4co/interrupt.py": [
+    "clrp_rl4co/execution/interrupt.py": [
         "tests/test_interrupt.py",
         "tests/test_solve.py",
         "tests/test_cli_manners.py",
@@ -573,7 +573,7 @@ def print_summary(s: dict) -> None:
 
 
 def table() -> str:
-    from clrp_rl4co.markdown import markdown_table
+    from clrp_rl4co.reporting.markdown import markdown_table
 
     rows = []
     for module in MODULES:

@@ -7,7 +7,7 @@ import torch
 from experiments.campaign import generalist as track
 from experiments.generalist import settings
 from experiments.generalist.report import append_curve, read_curve
-from experiments.generalist.state import RunState, load_committed, save_committed
+from experiments.training.state import RunState, load_committed, save_committed
 
 
 def _report(folder, instances: int, weight: float) -> None:

@@ -187,7 +187,7 @@ def _fake_solve_then_stop(monkeypatch, stop_at: int, asked: list | None = None):
     serve alone); asks for a stop at run ``stop_at`` (0: never); appends each call's ``model``
     and ``progress`` to ``asked``."""
     import clrp_rl4co.solving as solving
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
 
     runs = []
 
@@ -227,7 +227,7 @@ def _json_files(tmp_path: Path, count: int, fits: bool = True, stem: str = "i") 
 
 
 def test_an_interrupted_run_reports_and_exits_130_in_process(tmp_path, monkeypatch, capsys):
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
 
     runs = _fake_solve_then_stop(monkeypatch, stop_at=3)
     files = _json_files(tmp_path, 4)
@@ -423,7 +423,7 @@ def test_an_earlier_run_is_kept_unless_overwrite_is_given(tmp_path, monkeypatch,
 
 
 def test_not_run_is_one_word_everywhere_and_the_table_is_printed(tmp_path, monkeypatch, capsys):
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
 
     _fake_solve_then_stop(monkeypatch, stop_at=2)
     files = _json_files(tmp_path, 3)

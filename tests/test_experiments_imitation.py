@@ -8,12 +8,12 @@ import torch
 from test_imitation import TINY, expert_data
 
 from clrp_rl4co.models import build_policy
-from experiments.generalist.state import load_committed, load_local
 from experiments.imitation import __main__ as command
 from experiments.imitation import curve, settings
 from experiments.imitation.loop import ArmOptions, train
 from experiments.imitation.state import ArmState
 from experiments.labels.shards import Shard, labels_charge, write_shard
+from experiments.training.state import load_committed, load_local
 
 
 def write_shard_of(data, path, cpu_seconds, objectives) -> None:
@@ -163,7 +163,7 @@ def test_behind_picks_the_arm_with_fewer_charged_hours():
 
 def _committed_arms(folder, points) -> None:
     """One evaluation and a committed state per ``(arm, hours, labels, x8)``."""
-    from experiments.generalist.state import save_committed
+    from experiments.training.state import save_committed
 
     for arm, hours, labels, x8 in points:
         state = _state(arm, hours, labels)

@@ -11,9 +11,9 @@ from test_imitation import TINY
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.policies import build_policy
-from experiments.generalist.state import save_committed
 from experiments.imitation import heldout, settings
 from experiments.imitation.state import ArmState
+from experiments.training.state import save_committed
 
 
 def test_a_paired_row_is_the_mean_difference_with_its_t_interval_and_counts():

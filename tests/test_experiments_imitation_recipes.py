@@ -14,11 +14,11 @@ from clrp_rl4co.models import build_policy
 from experiments.imitation import settings
 from experiments.imitation.recipes import (
     RECIPES_CSV,
-    Recipe,
     run_recipes,
     start_weights,
     write_recipes_report,
 )
+from experiments.training.imitation_pass import Recipe
 
 
 def test_a_recipe_reads_likelihood_augment_and_learning_rate():

@@ -12,9 +12,9 @@ from test_imitation import TINY
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.policies import build_policy
 from experiments.extrapolate import finetune_record
-from experiments.generalist.state import save_committed
 from experiments.imitation import ship as shipping
 from experiments.imitation.state import ArmState
+from experiments.training.state import save_committed
 
 
 def test_an_arm_beats_the_shipped_model_only_with_its_interval_below_zero():

@@ -10,13 +10,14 @@ import torch
 
 from experiments.generalist import report, settings
 from experiments.generalist.loop import TrainOptions, train
-from experiments.generalist.state import (
+from experiments.training.state import (
     RunState,
     choose_resume,
     load_committed,
     load_local,
     save_committed,
 )
+from experiments.training.trend import instances_to_target
 
 
 @pytest.mark.parametrize(
@@ -91,20 +92,20 @@ def _rows(values, key="families_met", start=1000):
 def test_instances_to_target_follows_the_log_linear_trend():
     # value = 2 * log2(n / 1000): reaches 18 at n = 1000 * 2**9
     rows = _rows([2.0 * i for i in range(4)])
-    more = report.instances_to_target(rows, "families_met", 18, higher_is_better=True)
+    more = instances_to_target(rows, "families_met", 18, higher_is_better=True)
     assert more == pytest.approx(1000 * 2**9 - 1000 * 2**3)
 
 
 def test_instances_to_target_reached_or_not_on_the_trend():
     rows = _rows([5.0, 4.0, 3.0])
-    assert report.instances_to_target(rows, "families_met", 18, True) is None  # moving away
-    assert report.instances_to_target(rows, "families_met", 3, True) == 0.0  # already there
-    assert report.instances_to_target(rows[:2], "families_met", 18, True) is None  # too few
+    assert instances_to_target(rows, "families_met", 18, True) is None  # moving away
+    assert instances_to_target(rows, "families_met", 3, True) == 0.0  # already there
+    assert instances_to_target(rows[:2], "families_met", 18, True) is None  # too few
     falling = _rows([20.0, 16.0, 12.0], key="prins_gap_paper_bks")
-    more = report.instances_to_target(falling, "prins_gap_paper_bks", 11.85, False)
+    more = instances_to_target(falling, "prins_gap_paper_bks", 11.85, False)
     assert more is not None and more > 0
     flat = _rows([9.0, 9.0, 9.001])  # a nearly flat trend: out of reach, not an overflow
-    assert report.instances_to_target(flat, "families_met", 18, True) == float("inf")
+    assert instances_to_target(flat, "families_met", 18, True) == float("inf")
 
 
 def test_training_rates_split_cpu_and_gpu_work():

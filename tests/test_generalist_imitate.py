@@ -12,8 +12,8 @@ from clrp_rl4co.models import load_policy
 from clrp_rl4co.policies import build_policy
 from experiments.generalist import settings
 from experiments.generalist.imitate import REPORT, imitate
-from experiments.generalist.state import RunState, load_committed, save_committed
-from experiments.imitation.recipes import Recipe, imitation_pass
+from experiments.training.imitation_pass import Recipe, imitation_pass
+from experiments.training.state import RunState, load_committed, save_committed
 
 
 @pytest.fixture
@@ -105,6 +105,13 @@ def test_a_pass_over_several_sizes_takes_every_batch_of_each_once(run):
     data = expert_datasets(labels)
     torch.manual_seed(0)
     policy = build_policy(settings.POLICY, **settings.ARCHITECTURE)
-    done = imitation_pass(policy, CLRPEnv(check_actions=False), [data[10, 5], data[20, 5]],
-                          Recipe("solution", "identity", 0.0), batch=2)  # fmt: skip
+    done = imitation_pass(
+        policy,
+        CLRPEnv(check_actions=False),
+        [data[10, 5], data[20, 5]],
+        Recipe("solution", "identity", 0.0),
+        batch=2,
+        weight_decay=settings.WEIGHT_DECAY,
+        grad_clip=settings.GRAD_CLIP,
+    )
     assert done["steps"] == 2 + 1  # 3 labels of N10 in batches of 2, 2 of N20 in one

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from experiments.generalist import outlook
-from experiments.generalist.state import RunState
+from experiments.training.state import RunState
 
 
 def _rows():

@@ -11,7 +11,7 @@ import torch
 from clrp_rl4co.data.bks import BestKnown
 from clrp_rl4co.policies import build_policy
 from experiments.generalist import public_trend, settings
-from experiments.generalist.state import RunState, save_committed
+from experiments.training.state import RunState, save_committed
 
 
 def _rows(gaps_by_state: dict[int, list[float]]) -> list[dict[str, object]]:

@@ -482,13 +482,13 @@ def test_a_shifted_square_scales_by_its_side():
 def test_ranges_pickled_under_a_former_module_still_load(former, tmp_path):
     """Checkpoints written while the preset lived in the env folder or in
     ``clrp_rl4co/generators/`` pickle its ranges under that module; they load as
-    :class:`MixedRanges` through :mod:`clrp_rl4co.unpickling` (``load_checkpoint`` and the
+    :class:`MixedRanges` through :mod:`clrp_rl4co.policies.unpickling` (``load_checkpoint`` and the
     training's resume)."""
     import io
     import pickle
 
-    from clrp_rl4co import unpickling
     from clrp_rl4co.models.training import MovedClassesCheckpointIO
+    from clrp_rl4co.policies import unpickling
     from clrp_rl4co.policies.pretrained import load_checkpoint
 
     ranges = MixedRanges(num_loc=(20, 50))

@@ -1,4 +1,5 @@
-"""The package's import graph: no cycles, and no import of the harness.
+"""The package's import graph: no cycles, and no import of the harness; the harness's packages
+(``experiments/``) import one another one way only.
 
 Every module under ``clrp_rl4co/`` is parsed with ``ast``; each ``import`` and ``from ... import``
 anywhere in it (module level, inside functions and methods, under conditions) that names a
@@ -6,7 +7,9 @@ anywhere in it (module level, inside functions and methods, under conditions) th
 import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg`` (its
 ``__init__``). Loading ``a.b.c`` first runs ``a/__init__`` and ``a/b/__init__``: those are edges
 too, except for the importing module's own ancestors (Python has started them before it), so a
-package's ``__init__`` re-exporting its modules is no cycle.
+package's ``__init__`` re-exporting its modules is no cycle. The harness (``experiments/``) is
+parsed the same way; its graph is then also read one level up, each package of it
+(``experiments/generalist``) or top-level module (``experiments/background.py``) one node.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ PACKAGE = "clrp_rl4co"
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / PACKAGE
 #: Top-level folders of the repository that are not part of the installable package.
 HARNESS = ("experiments", "benchmarks")
+#: The harness package whose packages must not import one another in a circle.
+EXPERIMENTS_DIR = PACKAGE_DIR.parent / "experiments"
 
 
 def module_files(package_dir: Path = PACKAGE_DIR) -> dict[str, Path]:
@@ -164,6 +169,31 @@ def _cycle_in(component: list[str], edges: dict[str, set[str]]) -> list[str]:
     raise AssertionError(f"{component} is not strongly connected")
 
 
+def harness_unit(module: str, modules: dict[str, Path]) -> str:
+    """The unit of the harness ``module`` belongs to: its package one level below the top
+    (``experiments.generalist`` for ``experiments.generalist.loop``), else the module itself (a
+    top-level module such as ``experiments.background``)."""
+    parts = module.split(".")
+    if len(parts) > 1:
+        package = ".".join(parts[:2])
+        if package in modules and modules[package].name == "__init__.py":
+            return package
+    return module
+
+
+def harness_package_graph(folder: Path = EXPERIMENTS_DIR) -> dict[str, set[str]]:
+    """The import graph of the harness package in ``folder`` between its units
+    (:func:`harness_unit`): an edge where a module of one imports a module of another, anywhere in
+    the module (inside functions too)."""
+    modules = module_files(folder)
+    edges, _ = import_graph(modules)
+    units: dict[str, set[str]] = {harness_unit(m, modules): set() for m in modules}
+    for module, targets in edges.items():
+        source = harness_unit(module, modules)
+        units[source] |= {harness_unit(t, modules) for t in targets} - {source}
+    return units
+
+
 def test_cycle_finder_on_known_graphs():
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
@@ -229,3 +259,48 @@ def test_env_folder_stands_alone(graph):
         if not (target == folder or target.startswith(folder + "."))
     }
     assert not outside, sorted(outside)
+
+
+def test_harness_graph_joins_each_package_and_sees_imports_inside_functions(tmp_path):
+    root = tmp_path / "experiments"
+    for package in ("a", "b", "shared"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+    files = {
+        "__init__.py": "",
+        "tool.py": "",
+        "a/run.py": "from ..shared.state import S\n",
+        "b/run.py": "def f():\n    from ..a.run import g\n    return g\n",
+        "shared/state.py": "from .. import tool\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text)
+    assert harness_package_graph(root) == {
+        "experiments": set(),
+        "experiments.a": {"experiments.shared"},
+        "experiments.b": {"experiments.a"},
+        "experiments.shared": {"experiments.tool"},
+        "experiments.tool": set(),
+    }
+    # a function of a's importing b closes a circle, which the check reports
+    (root / "a" / "late.py").write_text("def h():\n    import experiments.b.run\n")
+    cycles = find_cycles(harness_package_graph(root))
+    assert cycles == [["experiments.a", "experiments.b", "experiments.a"]]
+
+
+def test_harness_packages_import_one_another_one_way():
+    """What two harness packages share lives in a third that imports neither (the training runs'
+    state, trend and imitation pass: ``experiments/training``), so no package of
+    ``experiments/`` reaches itself through others, imports inside functions included."""
+    units = harness_package_graph()
+    assert {"experiments.generalist", "experiments.imitation"} <= set(units)
+    cycles = find_cycles(units)
+    assert not cycles, "harness packages import in a circle:\n" + "\n".join(
+        " -> ".join(c) for c in cycles
+    )
+
+
+def test_harness_has_no_module_import_cycle():
+    edges, _ = import_graph(module_files(EXPERIMENTS_DIR))
+    cycles = find_cycles(edges)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)

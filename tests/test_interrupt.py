@@ -1,6 +1,6 @@
-"""Stopping early (clrp_rl4co.interrupt): the first SIGINT inside ``catch_sigint`` requests a
-stop, the second raises KeyboardInterrupt, the previous handler comes back, and outside the main
-thread nothing is installed."""
+"""Stopping early (clrp_rl4co.execution.interrupt): the first SIGINT inside ``catch_sigint``
+requests a stop, the second raises KeyboardInterrupt, the previous handler comes back, and outside
+the main thread nothing is installed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from clrp_rl4co import interrupt
+from clrp_rl4co.execution import interrupt
 
 
 @pytest.fixture(autouse=True)

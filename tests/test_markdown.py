@@ -1,8 +1,8 @@
-"""The one Markdown table writer (clrp_rl4co.markdown)."""
+"""The one Markdown table writer (clrp_rl4co.reporting.markdown)."""
 
 import pytest
 
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 
 def test_a_table_is_header_rule_and_rows():

@@ -1,4 +1,5 @@
-"""The one provenance helper (clrp_rl4co.provenance): commit, changes, machine, command."""
+"""The one provenance helper (clrp_rl4co.reporting.provenance): commit, changes, machine,
+command."""
 
 import os
 import shlex
@@ -8,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 
 def _git(root, *args):

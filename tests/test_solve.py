@@ -220,7 +220,7 @@ def test_the_result_reports_what_ran_within_the_budget():
 
 
 def test_a_requested_stop_marks_the_result_interrupted():
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
 
     interrupt.request()
     try:
@@ -377,7 +377,7 @@ def test_an_unexpected_exception_is_named_by_its_type(monkeypatch):
 
 
 def test_after_a_stop_request_the_instances_not_started_are_not_run():
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
     from clrp_rl4co.solving import solve_many
 
     items = [random_instance(6, seed=k, num_depots=2) for k in range(3)]
@@ -579,7 +579,7 @@ def test_preloading_reads_files_and_loads_the_models_a_fork_will_share(benchmark
 
 
 def test_many_instances_over_workers_use_the_package_pool(monkeypatch):
-    import clrp_rl4co.parallel as parallel
+    import clrp_rl4co.execution.parallel as parallel
     from clrp_rl4co.solving import solve_many
 
     made = []
@@ -599,7 +599,7 @@ def test_many_instances_over_workers_use_the_package_pool(monkeypatch):
 
 def test_failed_and_not_run_results_name_the_method_and_model(monkeypatch):
     import clrp_rl4co.solving as solving
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
 
     monkeypatch.setattr(solving, "solve", lambda *a, **k: (_ for _ in ()).throw(KeyError()))
     (result,) = solving.solve_many([random_instance(6, seed=1)], "x8", 5.0, model="m")
@@ -664,7 +664,7 @@ def test_sgbs_that_fits_is_in_the_decode_without_a_note():
 def test_a_stop_request_cancels_what_an_executor_has_not_started():
     from concurrent.futures import ThreadPoolExecutor
 
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
     from clrp_rl4co.solving import solve_many
 
     items = [random_instance(6, seed=k, num_depots=2) for k in range(4)]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from clrp_rl4co.data import CLRPInstance
-from clrp_rl4co.parallel import ProcessPool, WorkerDied, map_ordered
+from clrp_rl4co.execution.parallel import ProcessPool, WorkerDied, map_ordered
 from clrp_rl4co.solving import solve_many
 
 
@@ -175,7 +175,7 @@ def test_the_initializer_runs_in_the_child_before_its_task():
 def test_the_child_sends_back_the_result_or_the_exception():
     import multiprocessing as mp
 
-    from clrp_rl4co.parallel import _child
+    from clrp_rl4co.execution.parallel import _child
 
     for fn, args, kwargs, expected in [
         (divmod, (7, 3), {}, (True, (2, 1))),
@@ -261,7 +261,7 @@ def test_in_this_process_a_stop_skips_the_rest():
 
 
 def test_the_default_context_forks_on_linux():
-    from clrp_rl4co.parallel import default_context
+    from clrp_rl4co.execution.parallel import default_context
 
     expected = "fork" if sys.platform.startswith("linux") else "spawn"
     assert default_context().get_start_method() == expected
@@ -279,7 +279,7 @@ def _own_handler(signum, frame) -> None:  # noqa: ARG001 (signal handler signatu
 def test_the_child_makes_an_ignored_sigint_raise_and_keeps_an_installed_handler():
     import multiprocessing as mp
 
-    from clrp_rl4co.parallel import _child
+    from clrp_rl4co.execution.parallel import _child
 
     for inherited, expected in [
         (signal.SIG_IGN, signal.default_int_handler),
@@ -295,7 +295,7 @@ def test_the_child_makes_an_ignored_sigint_raise_and_keeps_an_installed_handler(
 
 
 def _finish_the_unit_after_a_stop(_) -> str:
-    from clrp_rl4co import interrupt
+    from clrp_rl4co.execution import interrupt
 
     interrupt.clear()
     with interrupt.catch_sigint():

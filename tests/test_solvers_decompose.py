@@ -12,9 +12,9 @@ from instances import random_instance
 
 import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
 import clrp_rl4co.solvers.set_search as set_search
-from clrp_rl4co import interrupt
 from clrp_rl4co.data import CLRPInstance, CLRPSolution
 from clrp_rl4co.data.solution import Route, route_length
+from clrp_rl4co.execution import interrupt
 from clrp_rl4co.solvers import solve_pyvrp
 from clrp_rl4co.solvers.decompose import depot_groups, route_by_parts, sub_instance, sweep_routes
 from clrp_rl4co.solvers.pyvrp_solver import route_on_set

@@ -16,9 +16,9 @@ from clocks import FakeClock
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
-from clrp_rl4co import interrupt
 from clrp_rl4co.data import CLRPInstance
 from clrp_rl4co.data.files import read_instance
+from clrp_rl4co.execution import interrupt
 from clrp_rl4co.solvers import location_model
 from clrp_rl4co.solvers.location_model import candidate_depots, facility_location_set
 from clrp_rl4co.solvers.set_estimate import SetEstimate

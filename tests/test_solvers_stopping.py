@@ -8,7 +8,7 @@ import pytest
 from clocks import FakeClock, TickingClock
 from pyvrp.stop import MaxIterations, MultipleCriteria
 
-from clrp_rl4co import interrupt
+from clrp_rl4co.execution import interrupt
 from clrp_rl4co.solvers.stopping import (
     INFEASIBLE_COST,
     Budget,

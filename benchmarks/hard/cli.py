@@ -8,7 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from clrp_rl4co import interrupt, provenance
+from clrp_rl4co.execution import interrupt
+from clrp_rl4co.reporting import provenance
 
 from . import families as fam
 from .runs import (

@@ -31,8 +31,8 @@ import torch
 from pyvrp.search import NeighbourhoodParams, PerturbationParams
 
 from clrp_rl4co.data import CLRPInstance
-from clrp_rl4co.markdown import markdown_table
-from clrp_rl4co.provenance import command_line, commit_line, load_average, machine
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import command_line, commit_line, load_average, machine
 from clrp_rl4co.solvers import pyvrp_solver
 
 from .runs import benchmark, select

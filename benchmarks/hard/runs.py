@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clrp_rl4co import provenance
 from clrp_rl4co.data import CLRPInstance
 from clrp_rl4co.evaluation import InstanceResult, ResultCache
+from clrp_rl4co.reporting import provenance
 from clrp_rl4co.result import SolveResult
 
 from . import families as fam
@@ -231,7 +231,7 @@ def run_bounds(
     """Compute and cache the lower bound of every entry without one (``bound`` replaces
     :func:`.bound.lower_bound`, tests; it runs in this process). Returns the number of bounds
     that failed (not cached)."""
-    from clrp_rl4co.parallel import ProcessPool, map_ordered
+    from clrp_rl4co.execution.parallel import ProcessPool, map_ordered
 
     key = bound_key(seconds)
     todo = missing(cache, key, entries)

@@ -1,6 +1,6 @@
 """The hard benchmark's gap table: every run's objective above the best reference and above the
 lower bound, per instance and on average per (family, size), as Markdown
-(:func:`clrp_rl4co.markdown.markdown_table`).
+(:func:`clrp_rl4co.reporting.markdown.markdown_table`).
 
 Gaps are ``100 (objective - x) / x`` in %, with ``x`` the reference (the best valid objective of
 the reference runs on the instance) or the lower bound. A run without a valid solution on an
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from clrp_rl4co.evaluation import InstanceResult
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 from .runs import Entry, RunSpec
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 from .runs import (
     ABLATION_METHODS,

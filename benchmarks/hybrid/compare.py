@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 from .runs import COLUMNS, X8
 from .summary import diff_cells, paired_difference

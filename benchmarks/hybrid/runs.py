@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clrp_rl4co import provenance
 from clrp_rl4co.data import CLRPInstance, CLRPSolution
+from clrp_rl4co.reporting import provenance
 
 #: The hybrid's variants by method name: keyword arguments of ``solve_hybrid``.
 HYBRID_VARIANTS: dict[str, dict] = {

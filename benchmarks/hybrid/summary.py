@@ -1,6 +1,6 @@
 """The hybrid benchmark's summary: means, paired differences with their 95% t interval, the
 paper's DRLHQ-SGBS figure corrected for the subset, gaps to best-known values, and the run's
-provenance, as Markdown (:func:`clrp_rl4co.markdown.markdown_table`)."""
+provenance, as Markdown (:func:`clrp_rl4co.reporting.markdown.markdown_table`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clrp_rl4co.evaluation import InstanceResult, mean_ci95, paired
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
 #: The paper's row that the benchmark's targets compare with.
 PAPER_ROW = "DRLHQ SGBS"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 #: The official repository.
 OFFICIAL_URL = "https://github.com/JackeyMiao/DRLHQ.git"

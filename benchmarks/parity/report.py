@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from clrp_rl4co import provenance
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting import provenance
+from clrp_rl4co.reporting.markdown import markdown_table
 
 from .config import CONFIG, IMPLEMENTATIONS
 from .curves import merge_curves, plot_curves, read_curves, summarize, verdict, write_curves

@@ -212,7 +212,7 @@ def write_summary(rows: list[dict], path: Path) -> Path:
 
 def summary_table(rows: list[dict]) -> str:
     """The summary as a Markdown table (objectives with up to 10 significant digits)."""
-    from ..markdown import markdown_table
+    from ..reporting.markdown import markdown_table
 
     def cell(key: str, value) -> str:
         if isinstance(value, float) and key == "objective":

@@ -103,7 +103,7 @@ class _Run:
 
     def solve(self, started: float | None) -> None:
         """Solve the readable jobs with :func:`clrp_rl4co.solve_many`; Ctrl-C stops them."""
-        from .. import interrupt
+        from ..execution import interrupt
         from ..solving import solve_many
         from .progress import Progress
 
@@ -133,7 +133,7 @@ class _Run:
 
     def report(self) -> int:
         """Write ``summary.csv``, print the table and the counts; returns the exit status."""
-        from .. import interrupt
+        from ..execution import interrupt
         from .outputs import SUMMARY_NAME, summary_table, write_summary
 
         options = self.options

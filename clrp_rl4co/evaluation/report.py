@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ..markdown import markdown_table
+from ..reporting.markdown import markdown_table
 from .records import InstanceResult
 
 #: Two-sided confidence level of the ``ci95`` fields.

@@ -42,8 +42,8 @@ from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger, Logger
 from omegaconf import DictConfig, OmegaConf
 
-from clrp_rl4co import provenance, unpickling
-from clrp_rl4co.policies import load_policy
+from clrp_rl4co.policies import load_policy, unpickling
+from clrp_rl4co.reporting import provenance
 
 from .build import algorithm_of, fixed_dataset, monitor_metric
 from .curves import plot_run
@@ -112,7 +112,7 @@ def resume_checkpoint(ckpt_path: str | None, run: RunFolder) -> Path | None:
 class MovedClassesCheckpointIO(TorchCheckpointIO):
     """Lightning's checkpoint reader, but a resumed checkpoint (read with
     ``weights_only=False``: it pickles env and policy) finds the classes that moved since it
-    was written at their home (:mod:`clrp_rl4co.unpickling`)."""
+    was written at their home (:mod:`clrp_rl4co.policies.unpickling`)."""
 
     def load_checkpoint(
         self, path, map_location=lambda storage, loc: storage, weights_only: bool | None = None

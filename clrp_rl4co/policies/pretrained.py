@@ -10,8 +10,8 @@ from pathlib import Path
 
 import torch
 
-from .. import unpickling
 from ..pretrained import pretrained_files, shipped_name
+from . import unpickling
 
 
 def policy_config(policy: torch.nn.Module) -> dict:
@@ -25,7 +25,7 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu", weights_only: b
     is wrong with it (empty, truncated or not a PyTorch file, or objects that
     ``weights_only=True`` refuses) instead of torch's bare zip or unpickling error. With
     ``weights_only=False`` (trusted files only) classes pickled before they moved are found at
-    their home (:mod:`clrp_rl4co.unpickling`).
+    their home (:mod:`clrp_rl4co.policies.unpickling`).
 
     Raises:
         FileNotFoundError, PermissionError: as ``open`` would.

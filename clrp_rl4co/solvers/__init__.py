@@ -4,7 +4,8 @@ policy's starts with PyVRP refinement (:func:`solve_hybrid`).
 :func:`solve` and :func:`refine_solution` work on :class:`~clrp_rl4co.data.CLRPInstance`
 objects; :func:`solve_td` and :func:`local_search_td` take and return env batches (a
 TensorDict of instances, ``[B, T]`` action sequences), as RL4CO's optional env ``solve`` /
-``local_search`` methods do.
+``local_search`` methods do. :mod:`.nearest_neighbor` rolls a constructive nearest-neighbour
+heuristic through the env (no learning; the demo's baseline).
 
 Every time budget in this package is called ``seconds``: wall-clock seconds, the unit in the
 name. It is what the command's ``--time`` and the library's ``solve(..., seconds=...)`` pass,

@@ -56,8 +56,9 @@ def _map(
     executor: Executor | None = None,
 ) -> list:
     """``[fn(job) for job in jobs]`` on ``executor``, else over ``num_procs`` processes
-    (:class:`~clrp_rl4co.parallel.ProcessPool`), in input order; a failure is re-raised."""
-    from ..parallel import ProcessPool, map_ordered
+    (:class:`~clrp_rl4co.execution.parallel.ProcessPool`), in input order; a failure is
+    re-raised."""
+    from ..execution.parallel import ProcessPool, map_ordered
 
     bar = None
     if progress:

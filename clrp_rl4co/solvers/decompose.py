@@ -10,7 +10,7 @@ group) and each group is routed on its own (by the given ``route``, PyVRP's
 may still move customers between the depots of a group), each in its share of the time, in
 proportion to its customers. Each group starts from routes of its own (the initial solution's,
 else :func:`sweep_routes`) and keeps them where PyVRP finds nothing cheaper, so the result is
-always complete: once a stop is requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C) no further
+always complete: once a stop is requested (:mod:`clrp_rl4co.execution.interrupt`, Ctrl-C) no further
 group is handed to PyVRP.
 """
 
@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import interrupt
 from ..data import CLRPInstance, CLRPSolution
 from ..data.solution import Route
+from ..execution import interrupt
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import highspy
 import numpy as np
 
-from .. import interrupt
+from ..execution import interrupt
 
 INF = highspy.kHighsInf
 #: A MIP row: column indices, coefficients, lower and upper bound.
@@ -133,7 +133,7 @@ def run_highs(h: highspy.Highs, seconds: float) -> tuple[str, float, float, np.n
 
 def stop_on_request(h: highspy.Highs) -> None:
     """Make ``h``'s simplex and branch-and-bound stop (keeping what they found) once a stop is
-    requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C)."""
+    requested (:mod:`clrp_rl4co.execution.interrupt`, Ctrl-C)."""
 
     def check(event) -> None:
         if interrupt.requested():

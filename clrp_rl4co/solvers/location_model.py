@@ -117,7 +117,7 @@ def facility_location_set(
         instance: the instance.
         seconds: HiGHS's time limit; None: at most ``MAX_NODES`` branch-and-bound nodes
             instead (so that the result does not depend on the machine's speed). A stop
-            request (Ctrl-C, :mod:`clrp_rl4co.interrupt`) ends it earlier.
+            request (Ctrl-C, :mod:`clrp_rl4co.execution.interrupt`) ends it earlier.
         nearest: how many of its cheapest depots a customer may be served from.
         radial_factor: multiplies the radial term (a route is longer than its radial part
             by the travel between its customers).

@@ -134,6 +134,17 @@ class SetEstimate:
             return None
         return np.asarray(idx, np.int64)[near]
 
+    def greedy_assignment(self, depots) -> tuple[np.ndarray, bool]:
+        """The estimate's assignment to ``depots`` even when it overloads a depot: ``[N]`` the
+        depot of each customer (depot indices of the instance) and whether every depot of the
+        set stays within its capacity (what :meth:`assignment` returns None for)."""
+        idx = sorted(int(d) for d in depots)
+        if not idx:
+            raise ValueError("depots: need at least one depot")
+        near, load = self._near(self.dist[idx], self.capacity[idx])
+        fits = not (load > self.capacity[idx] + 1e-9).any()
+        return np.asarray(idx, np.int64)[near], fits
+
     def fitting(self, depots) -> tuple[int, ...] | None:
         """``depots``, with closed depots added one at a time until the estimate's assignment
         fits (:meth:`fits`): each time the one nearest (summed arc costs) to the customers

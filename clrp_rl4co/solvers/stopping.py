@@ -5,7 +5,7 @@ hands it, or :meth:`Deadline.share` of it, down; every "time left" is :meth:`Dea
 A :class:`Budget` is an allotment of seconds and PyVRP iterations taken as a share of a whole
 budget (:meth:`Budget.part`). :meth:`Deadline.criterion` is the deadline as a PyVRP stopping
 criterion (PyVRP's own shape: ``pyvrp.solve(data, stop)``), combined with an iteration budget,
-a give-up time and the package's stop request (:mod:`clrp_rl4co.interrupt`, Ctrl-C).
+a give-up time and the package's stop request (:mod:`clrp_rl4co.execution.interrupt`, Ctrl-C).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pyvrp.stop import MaxIterations, MultipleCriteria, StoppingCriterion
 
-from .. import interrupt
+from ..execution import interrupt
 
 #: PyVRP prices an infeasible solution at a very large number (``CostEvaluator.cost``); a
 #: best cost at least this large means no feasible solution was found yet.
@@ -113,8 +113,8 @@ class NoFeasibleBy:
 
 
 class StopRequested:
-    """PyVRP stopping criterion: a stop was requested (:mod:`clrp_rl4co.interrupt`, Ctrl-C);
-    PyVRP then returns its best solution so far."""
+    """PyVRP stopping criterion: a stop was requested (:mod:`clrp_rl4co.execution.interrupt`,
+    Ctrl-C); PyVRP then returns its best solution so far."""
 
     def __call__(self, best_cost: float) -> bool:  # noqa: ARG002 (PyVRP's signature)
         return interrupt.requested()

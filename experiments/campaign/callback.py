@@ -16,7 +16,7 @@ import torch
 from lightning.pytorch import Callback, LightningModule, Trainer
 from tensordict import TensorDict
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 from .settings import LOG_TAIL_BYTES, utc_now
 from .validation import validate

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 from . import __doc__ as CAMPAIGN_DOC
 from .apply import apply

@@ -17,7 +17,7 @@ from typing import Any
 
 from experiments.generalist import settings as generalist_settings
 from experiments.generalist.report import CURVE, CURVE_PNG, write_curve_png
-from experiments.generalist.state import STATE, WEIGHTS, load_committed
+from experiments.training.state import STATE, WEIGHTS, load_committed
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 from .schedule import minute_shares, relative_gap, sequential_durations, shared_durations
 from .settings import (

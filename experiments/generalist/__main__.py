@@ -98,15 +98,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(status_line(state, read_curve(settings.REPORT_DIR)))
     elif args.verb == "status":
+        from ..training.state import load_committed
         from .report import read_curve, status_line
-        from .state import load_committed
 
         committed = load_committed(settings.STATE_DIR)
         print(status_line(committed[0] if committed else None, read_curve(settings.REPORT_DIR)))
     elif args.verb == "report":
+        from ..training.state import load_committed
         from .outlook import write_ood_report
         from .report import read_curve
-        from .state import load_committed
 
         committed = load_committed(settings.STATE_DIR)
         if committed is None:

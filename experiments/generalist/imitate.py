@@ -2,14 +2,15 @@
 
 ``python -m experiments.generalist imitate --labels datasets/labels/mixed --recipe R``: from the
 run's committed weights, one pass over the labels by imitation
-(:func:`experiments.imitation.recipes.imitation_pass`: the labels' instance sizes in batches of
-one size each, the batches in a seeded random order), then the run's own validation
-(:func:`.validation.validate`: OOD families, Prins, the mixed sets). The committed weights'
-validation is the curve's row at the state's instances (the same deterministic decoding), or
-measured when the curve has none. The comparison goes to ``imitation.md`` beside the curve, one
-section per call (the file keeps earlier calls); ``--save PATH`` also writes the weights as a
-policy (``PATH.pt`` / ``PATH.json``), which ``python run.py ... init=PATH.pt`` or a fresh
-generalist run (``train --init``) continues from. The committed state is left as it is.
+(:func:`experiments.training.imitation_pass.imitation_pass`: the labels' instance sizes in
+batches of :data:`.settings.IMITATION_BATCH` of one size each, the batches in a seeded random
+order), then the run's own validation (:func:`.validation.validate`: OOD families, Prins, the
+mixed sets). The committed weights' validation is the curve's row at the state's instances (the
+same deterministic decoding), or measured when the curve has none. The comparison goes to
+``imitation.md`` beside the curve, one section per call (the file keeps earlier calls); ``--save
+PATH`` also writes the weights as a policy (``PATH.pt`` / ``PATH.json``), which ``python run.py
+... init=PATH.pt`` or a fresh generalist run (``train --init``) continues from. The committed
+state is left as it is.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from typing import Any
 import torch
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.policies import build_policy
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
+from ..training.imitation_pass import Recipe, imitation_pass
+from ..training.state import load_committed
 from . import settings
 from .report import read_curve
-from .state import load_committed
 from .validation import FAMILY_COUNT_TARGET, FAMILY_GAP_TARGET, validate
 
 log = logging.getLogger(__name__)
@@ -72,7 +74,6 @@ def imitate(
         FileNotFoundError: no committed state in ``state_dir``.
         ValueError: a bad recipe or labels folder (the message names it).
     """
-    from ..imitation.recipes import Recipe, imitation_pass
     from ..labels.shards import expert_datasets, labels_charge
 
     parsed = Recipe.parse(recipe)
@@ -90,7 +91,16 @@ def imitate(
         log.info("no curve row at %d instances: validating the committed weights", state.instances)
         before = validate_fn(policy)
     torch.manual_seed(seed)
-    done = imitation_pass(policy, env, [datasets[n] for n in sorted(datasets)], parsed, seed=seed)
+    done = imitation_pass(
+        policy,
+        env,
+        [datasets[n] for n in sorted(datasets)],
+        parsed,
+        batch=settings.IMITATION_BATCH,
+        weight_decay=settings.WEIGHT_DECAY,
+        grad_clip=settings.GRAD_CLIP,
+        seed=seed,
+    )
     after = validate_fn(policy)
     if save is not None:
         policy.save_pretrained(save, extra={

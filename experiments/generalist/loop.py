@@ -24,12 +24,19 @@ from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model, load_policy
 from clrp_rl4co.policies import build_policy
-from clrp_rl4co.provenance import accelerator, command_line, commit_line, machine
+from clrp_rl4co.reporting.provenance import accelerator, command_line, commit_line, machine
 
 from ..background import StopFlag
+from ..training.state import (
+    RunState,
+    choose_resume,
+    load_committed,
+    load_local,
+    save_committed,
+    save_local,
+)
 from . import settings
 from .report import CURVE, append_curve, read_curve, write_curve_png
-from .state import RunState, choose_resume, load_committed, load_local, save_committed, save_local
 from .validation import validate
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,11 @@ import math
 import textwrap
 from pathlib import Path
 
-from clrp_rl4co.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import markdown_table
 
-from .report import instances_to_target, plot_curve, status_line, training_rates
-from .state import RunState
+from ..training.state import RunState
+from ..training.trend import instances_to_target
+from .report import plot_curve, status_line, training_rates
 from .validation import FAMILY_COUNT_TARGET, FAMILY_GAP_TARGET, PRINS_GAP_TARGET
 
 REPORT = "generalist.md"
@@ -59,7 +60,7 @@ def count_from_families(outlook: list[dict], count: int = FAMILY_COUNT_TARGET) -
 
 
 def instances_cell(more: float | None) -> str:
-    """A table cell for :func:`.report.instances_to_target`'s answer."""
+    """A table cell for :func:`experiments.training.trend.instances_to_target`'s answer."""
     if more is None:
         return "not on the trend"
     if math.isinf(more):

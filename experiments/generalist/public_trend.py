@@ -29,15 +29,16 @@ from clrp_rl4co.data.bks import BestKnown
 from clrp_rl4co.data.files import read_instance
 from clrp_rl4co.data.instance import instances_to_tensordict
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch
 from clrp_rl4co.policies import build_policy
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
+from ..training.state import STATE, WEIGHTS, RunState
+from ..training.trend import instances_to_target
 from . import settings
 from .outlook import hours_cells, instances_cell, rates_text
-from .report import instances_to_target, training_rates
-from .state import STATE, WEIGHTS, RunState
+from .report import training_rates
 from .validation import X8
 
 REPORT = "generalist_public.md"

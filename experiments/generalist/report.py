@@ -2,9 +2,10 @@
 
 ``curve.csv`` gets one row per validation: the run's counters at that point (instances, CPU and
 wall hours, curriculum stage) and the validation record (:mod:`.validation`). The training
-instances still needed for a target are a rough extrapolation: the metric's trend against
-log(instances) over the last points (in instances, since a CPU thread and a GPU train at very
-different rates); it says "not reached" when the trend does not move towards the target.
+instances still needed for a target are a rough extrapolation (:mod:`experiments.training.trend`):
+the metric's trend against log(instances) over the last points (in instances, since a CPU thread
+and a GPU train at very different rates); it says "not reached" when the trend does not move
+towards the target.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .state import RunState
+from ..training.state import RunState
+from ..training.trend import instances_to_target
 from .validation import FAMILY_COUNT_TARGET, PRINS_GAP_TARGET
 
 log = logging.getLogger(__name__)
@@ -24,8 +26,6 @@ CURVE = "curve.csv"
 CURVE_PNG = "curve.png"
 #: Leading columns of ``curve.csv``; the validation record's keys follow in a fixed order.
 COUNTERS = ("instances", "cpu_hours", "wall_hours", "stage")
-#: Points of the curve the extrapolation fits (the latest ones).
-TREND_POINTS = 6
 
 
 def append_curve(report_dir: Path, state: RunState, stage: int, record: dict[str, Any]) -> Path:
@@ -95,39 +95,6 @@ def plot_curve(rows: list[dict[str, float]], path: Path) -> Path:
         hlines = {"target": target} if shown and target is not None else None
         draw_curves(ax, lines, "training instances (thousands)", "", hlines, title)
     return save_png(fig, path, dpi=110)
-
-
-def instances_to_target(
-    rows: list[dict[str, float]],
-    key: str,
-    target: float,
-    higher_is_better: bool,
-    trend_points: int = TREND_POINTS,
-) -> float | None:
-    """Training instances beyond the last row until ``key`` reaches ``target`` on a linear trend
-    in log(instances) over the last ``trend_points`` rows; 0 if reached, None if the trend
-    does not move towards it (or there are fewer than three points). In instances, not hours:
-    the run trains on CPUs and GPUs at very different rates."""
-    points = [(r["instances"], r[key]) for r in rows if key in r]
-    if not points:
-        return None
-    last_n, last_value = points[-1]
-    if (last_value >= target) if higher_is_better else (last_value <= target):
-        return 0.0
-    points = points[-trend_points:]
-    if len(points) < 3:
-        return None
-    xs = [math.log(p[0]) for p in points]
-    ys = [p[1] for p in points]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
-    if slope == 0 or (slope > 0) != higher_is_better:
-        return None
-    exponent = mx + (target - my) / slope
-    if exponent > math.log(1e15):
-        return math.inf
-    return max(0.0, math.exp(exponent) - last_n)
 
 
 def training_rates(state: RunState) -> dict[str, float]:

@@ -42,6 +42,8 @@ START_MODEL = "drlhqcf_mixed50_cpu"
 LEARNING_RATE = 1e-4
 WEIGHT_DECAY = 1e-6
 GRAD_CLIP = 1.0
+#: Labels per step of ``imitate``'s pass (the imitation arms' batch, with the same Adam and clip).
+IMITATION_BATCH = 32
 
 #: Customer nodes per training batch: a batch of N-customer instances holds
 #: ``round(NODES_PER_BATCH / N)`` instances (clamped to ``BATCH_BOUNDS``), so a step costs about

@@ -14,14 +14,14 @@ import logging
 from typing import Any
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.policies import build_policy
 from clrp_rl4co.pretrained import PRETRAINED_DIR
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
+from ..training.state import load_committed
 from . import settings
-from .state import load_committed
 from .validation import FAMILY_COUNT_TARGET, PRINS_GAP_TARGET, X8, validate
 
 log = logging.getLogger(__name__)

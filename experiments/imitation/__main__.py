@@ -176,7 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.verb == "recipes":
         import torch
 
-        from .recipes import Recipe, run_recipes, write_recipes_report
+        from ..training.imitation_pass import Recipe
+        from .recipes import run_recipes, write_recipes_report
 
         if args.labels < 1:
             raise SystemExit(f"--labels: need at least 1, got {args.labels}")

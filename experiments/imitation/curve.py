@@ -7,8 +7,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from clrp_rl4co.markdown import markdown_table
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
 from . import settings
 from .state import ArmState

@@ -21,9 +21,9 @@ from tensordict import TensorDict
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.evaluation.report import mean_ci95
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch, load_policy
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
 from . import settings
 

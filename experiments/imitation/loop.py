@@ -22,10 +22,10 @@ from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model, load_policy
 from clrp_rl4co.models.imitation import imitation_loss
-from clrp_rl4co.provenance import command_line, commit_line, machine
+from clrp_rl4co.reporting.provenance import command_line, commit_line, machine
 
 from ..background import StopFlag
-from ..generalist.state import choose_resume, load_committed, load_local, save_committed, save_local
+from ..training.state import choose_resume, load_committed, load_local, save_committed, save_local
 from . import settings
 from .curve import append_point, write_curve_png
 from .state import ArmState

@@ -3,7 +3,7 @@
 For the report: an arm's evaluations in its POMO phase, x8 against training instances ``n`` =
 the start model's fine-tuning instances (its shipped ``training_instances``, as
 ``results/training/extrapolation.md`` counts them) + the arm's POMO instances, extrapolated by
-the generalist's rule (:func:`experiments.generalist.report.instances_to_target`: a line in
+the generalist's rule (:func:`experiments.training.trend.instances_to_target`: a line in
 ``log n``, here over the last :data:`TREND_POINTS` evaluations), then turned into CPU hours at
 the arm's POMO instances per training CPU hour over its whole POMO phase (the steps a CPU hour
 buys depend on what else shares the core, so a short window says more about one session's
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.pretrained import pretrained_files
+from clrp_rl4co.reporting.markdown import markdown_table
 
-from ..generalist.report import instances_to_target
+from ..training.trend import instances_to_target
 from . import settings
 
 #: Evaluations the trend is fitted on (3 CPU hours at one every 0.25).

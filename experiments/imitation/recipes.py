@@ -2,38 +2,35 @@
 
 ``python -m experiments.imitation recipes --labels K --recipe LIKELIHOOD,AUGMENT,LR ...``: from
 a start (the shipped :data:`.settings.START_MODEL`, or an arm's committed weights), one pass over
-the first ``K`` expert labels by imitation (:func:`clrp_rl4co.models.imitation.imitation_loss`,
-batch :data:`.settings.IMITATION_BATCH`, Adam, the gradient's norm clipped as the arms do), then
+the first ``K`` expert labels by imitation (:mod:`experiments.training.imitation_pass`, batch
+:data:`.settings.IMITATION_BATCH`, Adam, the gradient's norm clipped as the arms do), then
 the arms' evaluation (dihedral x8 multistart greedy on the paper's test set). Every recipe starts
 again from the same weights and the same label order. A row per recipe is appended to
 ``recipes.csv`` beside the arms' curve, and ``recipes.md`` is written from all rows.
 
-A recipe reads ``solution,dihedral,1e-5``: the likelihood (``clrp_rl4co.models.imitation
-.LIKELIHOODS``), ``dihedral`` (a random dihedral transform of each instance) or ``identity``, and
-Adam's learning rate (0: no step, the start's own x8 through the same code).
+A recipe (:class:`experiments.training.imitation_pass.Recipe`) reads ``solution,dihedral,1e-5``:
+the likelihood, the augmentation and Adam's learning rate (0: no step, the start's own x8 through
+the same code).
 """
 
 from __future__ import annotations
 
 import csv
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from clrp_rl4co.envs import CLRPEnv
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import load_policy
-from clrp_rl4co.models.imitation import LIKELIHOODS, imitation_loss
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
+from ..training.imitation_pass import LOSS_WINDOW, Recipe, imitation_pass
 from . import settings
 
 RECIPES_CSV = "recipes.csv"
 RECIPES_MD = "recipes.md"
-AUGMENTS = ("dihedral", "identity")
 COLUMNS = (
     "start",
     "likelihood",
@@ -47,40 +44,6 @@ COLUMNS = (
     "x8",
     "commit",
 )
-#: Steps averaged for the loss at the pass's start and end.
-LOSS_WINDOW = 5
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """One imitation pass's settings: likelihood, augmentation, Adam's learning rate."""
-
-    likelihood: str
-    augment: str
-    lr: float
-
-    @classmethod
-    def parse(cls, text: str) -> Recipe:
-        """``LIKELIHOOD,AUGMENT,LR``, e.g. ``solution,dihedral,1e-5``.
-
-        Raises:
-            ValueError: naming the recipe and the part that is wrong.
-        """
-        parts = text.split(",")
-        if len(parts) != 3:
-            raise ValueError(f"recipe {text!r}: need LIKELIHOOD,AUGMENT,LR")
-        likelihood, augment, lr = parts
-        if likelihood not in LIKELIHOODS:
-            raise ValueError(f"recipe {text!r}: likelihood {likelihood!r} not in {LIKELIHOODS}")
-        if augment not in AUGMENTS:
-            raise ValueError(f"recipe {text!r}: augment {augment!r} not in {AUGMENTS}")
-        try:
-            rate = float(lr)
-        except ValueError:
-            raise ValueError(f"recipe {text!r}: learning rate {lr!r} is not a number") from None
-        if not rate >= 0:
-            raise ValueError(f"recipe {text!r}: learning rate {lr!r} must be >= 0")
-        return cls(likelihood, augment, rate)
 
 
 def start_weights(
@@ -103,62 +66,6 @@ def start_weights(
     if loaded is None:
         raise ValueError(f"start: arm {start!r} has no committed state in {report_dir / start}")
     return loaded[1]
-
-
-def imitation_pass(
-    policy: torch.nn.Module,
-    env: CLRPEnv,
-    labels,
-    recipe: Recipe,
-    batch: int = settings.IMITATION_BATCH,
-    seed: int = 0,
-) -> dict[str, float]:
-    """One pass of ``recipe`` over ``labels``, in place on ``policy``.
-
-    ``labels`` is an ``ExpertDataset`` (its instances in a seeded random order, ``batch`` at a
-    time) or a list of them, one per instance size (each cut into batches that way, then the
-    batches of all of them in a seeded random order).
-
-    Returns ``steps``, ``train_cpu_hours`` (process time) and the mean loss of the first and of
-    the last :data:`LOSS_WINDOW` steps."""
-    policy.train()
-    optimizer = torch.optim.Adam(
-        policy.parameters(), lr=recipe.lr, weight_decay=settings.WEIGHT_DECAY
-    )
-    generator = torch.Generator().manual_seed(seed)
-    datasets = labels if isinstance(labels, list | tuple) else [labels]
-    batches = []
-    for dataset in datasets:
-        order = torch.randperm(len(dataset), generator=generator).tolist()
-        batches += [
-            (dataset, order[first : first + batch]) for first in range(0, len(order), batch)
-        ]
-    if len(datasets) > 1:
-        batches = [batches[k] for k in torch.randperm(len(batches), generator=generator).tolist()]
-    began = time.process_time()
-    losses = []
-    for dataset, indices in batches:
-        with torch.set_grad_enabled(recipe.lr > 0):
-            loss = imitation_loss(
-                policy,
-                env,
-                dataset.__getitems__(indices),
-                augment_dihedral=recipe.augment == "dihedral",
-                likelihood=recipe.likelihood,
-            )["loss"]
-        if recipe.lr > 0:
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), settings.GRAD_CLIP)
-            optimizer.step()
-        losses.append(float(loss.detach()))
-    window = min(LOSS_WINDOW, len(losses))
-    return {
-        "steps": len(losses),
-        "train_cpu_hours": (time.process_time() - began) / 3600.0,
-        "loss_first": sum(losses[:window]) / window,
-        "loss_last": sum(losses[-window:]) / window,
-    }
 
 
 def run_recipes(
@@ -185,7 +92,15 @@ def run_recipes(
         torch.manual_seed(0)
         policy = load_policy(settings.start_model_path(start_model))
         policy.load_state_dict(weights)
-        done = imitation_pass(policy, env, labels, recipe)
+        done = imitation_pass(
+            policy,
+            env,
+            labels,
+            recipe,
+            batch=settings.IMITATION_BATCH,
+            weight_decay=settings.WEIGHT_DECAY,
+            grad_clip=settings.GRAD_CLIP,
+        )
         row = {
             "start": start,
             "likelihood": recipe.likelihood,

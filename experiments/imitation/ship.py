@@ -20,11 +20,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.shipping import PAPER_TRAINING_INSTANCES
 from clrp_rl4co.pretrained import PRETRAINED_DIR, pretrained_files
-from clrp_rl4co.provenance import commit_line
+from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.provenance import commit_line
 
 from . import settings
 from .heldout import EQUAL, heldout_instances, paired_row, per_instance_x8

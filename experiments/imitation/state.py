@@ -1,4 +1,4 @@
-"""An arm's resumable state: the generalist run's (:mod:`experiments.generalist.state`: the
+"""An arm's resumable state: a training run's (:mod:`experiments.training.state`: the
 committed ``weights.pt`` + ``state.json``, the local checkpoint with the optimizer) with the
 arm's own counters."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from ..generalist.state import RunState, load_committed
+from ..training.state import RunState, load_committed
 
 
 @dataclass

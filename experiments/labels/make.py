@@ -18,7 +18,7 @@ import torch
 
 from clrp_rl4co.data import tensordict_to_instances
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
-from clrp_rl4co.provenance import commit_line, machine, software
+from clrp_rl4co.reporting.provenance import commit_line, machine, software
 from clrp_rl4co.solvers import solve_pyvrp
 
 from ..background import StopFlag

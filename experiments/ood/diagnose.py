@@ -36,13 +36,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from clrp_rl4co import provenance
 from clrp_rl4co.data import CLRPSolution, tensordict_to_instances
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.dataset import load_dataset
-from clrp_rl4co.markdown import markdown_table
 from clrp_rl4co.models import decode_batch
 from clrp_rl4co.policies import load_policy
+from clrp_rl4co.reporting import provenance
+from clrp_rl4co.reporting.markdown import markdown_table
 from clrp_rl4co.solvers import solve
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -66,8 +66,8 @@ from clrp_rl4co.evaluation import (  # noqa: E402
     run_method,
     validated,
 )
-from clrp_rl4co.markdown import markdown_table  # noqa: E402
 from clrp_rl4co.policies import load_policy  # noqa: E402
+from clrp_rl4co.reporting.markdown import markdown_table  # noqa: E402
 from experiments.ood.diagnose import write_csv  # noqa: E402
 
 DATA = ROOT / "datasets" / "ood"
@@ -404,7 +404,7 @@ def write_outputs(rows, per, out: Path, stem: str, meta: dict, notes: list[str])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from clrp_rl4co import provenance
+    from clrp_rl4co.reporting import provenance
     from experiments.tables import code_commit, hardware
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -23,11 +23,11 @@ import torch
 from lightning.pytorch.callbacks import Callback
 from rl4co.utils.trainer import RL4COTrainer
 
-from clrp_rl4co import provenance
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp.generator import CLRPGenerator
 from clrp_rl4co.models import build_model
 from clrp_rl4co.policies import build_policy
+from clrp_rl4co.reporting import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -50,7 +50,7 @@ run() {
     # the files are named by their base names so that the record holds no local path
     "$python" - "$out/provenance.json" "$sub" "$*" <<'EOF'
 import json, os, sys
-from clrp_rl4co import provenance
+from clrp_rl4co.reporting import provenance
 
 out, sub, args = sys.argv[1:4]
 record = provenance.record(

@@ -38,7 +38,7 @@ def default_context():
 def _child(conn, fn: Callable, args: tuple, kwargs: dict, initializer: Callable | None) -> None:
     # a parent started in the background of a shell ignores SIGINT and a forked child inherits
     # that; :meth:`ProcessPool.interrupt_running` needs the task to see the signal (a handler
-    # the parent installed, such as :func:`clrp_rl4co.interrupt.catch_sigint`'s, is kept)
+    # the parent installed, such as :func:`clrp_rl4co.execution.interrupt.catch_sigint`'s, is kept)
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -150,7 +150,7 @@ class ProcessPool(Executor):
 
     def interrupt_running(self) -> None:
         """Send SIGINT to the running tasks' processes (they stop early if they catch it, as
-        under :func:`clrp_rl4co.interrupt.catch_sigint`)."""
+        under :func:`clrp_rl4co.execution.interrupt.catch_sigint`)."""
         for pid in self.running_pids():
             try:
                 os.kill(pid, signal.SIGINT)

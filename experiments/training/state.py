@@ -1,15 +1,15 @@
-"""The generalist run's resumable state.
+"""A training run's resumable state (the generalist's and each imitation arm's).
 
 Two copies exist:
 
-* the **committed state** (``results/generalist/state/``): ``weights.pt`` (the policy's fp32
-  ``state_dict``, loadable with ``weights_only=True``) and ``state.json`` (:class:`RunState`);
-  written in place once, at the end of each ``train`` call, so the repository grows by at most
-  one state per resume;
-* the **local checkpoint** (``runs/generalist-work/checkpoint.pt``, git-ignored): the same plus
-  the optimizer's moments, written every 15 minutes and at the end. A resume continues from it
-  when it is ahead of the committed state (its optimizer too); otherwise from the committed
-  weights with a fresh Adam.
+* the **committed state** (a folder such as ``results/generalist/state/``): ``weights.pt`` (the
+  policy's fp32 ``state_dict``, loadable with ``weights_only=True``) and ``state.json``
+  (:class:`RunState`, or a subclass with a run's own counters); written in place once, at the
+  end of each ``train`` call, so the repository grows by at most one state per resume;
+* the **local checkpoint** (``checkpoint.pt`` in a git-ignored folder such as
+  ``runs/generalist-work/``): the same plus the optimizer's moments, written every 15 minutes and
+  at the end. A resume continues from it when it is ahead of the committed state (its optimizer
+  too); otherwise from the committed weights with a fresh Adam.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class RunState:
         commits: git commits the run was trained at (one entry per resume that changed it).
         commands: the command line of every ``train`` call (and of the run's start).
         hardware: one entry per distinct hardware / thread setting the run used.
-        last_validation: the latest validation record (:mod:`.validation`).
+        last_validation: the latest validation record (the run's validation).
         best_family_gap: the best mean gap to PyVRP over the OOD families so far (percent).
     """
 

@@ -5,7 +5,7 @@ Lightning checkpoints pickle the env with its generator (and so preset ``"mixed"
 and ranges) under the module names of the day. Those written while the preset lived in the env
 folder or in ``clrp_rl4co/generators/`` still load through this module::
 
-    torch.load(path, weights_only=False, pickle_module=clrp_rl4co.unpickling)
+    torch.load(path, weights_only=False, pickle_module=clrp_rl4co.policies.unpickling)
 
 which :func:`clrp_rl4co.policies.pretrained.load_checkpoint` (``weights_only=False``) and the
 training's resume (:class:`clrp_rl4co.models.training.MovedClassesCheckpointIO`) do.

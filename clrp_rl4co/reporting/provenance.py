@@ -3,7 +3,7 @@
 Every record the package and its tools write (training runs, shipped models, evaluation tables,
 benchmarks) describes its origin with these functions, so the strings agree across files::
 
-    >>> from clrp_rl4co import provenance
+    >>> from clrp_rl4co.reporting import provenance
     >>> provenance.software()  # doctest: +SKIP
     'torch 2.5.1, Python 3.11.7'
 """

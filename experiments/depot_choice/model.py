@@ -1,0 +1,188 @@
+"""The estimates of a set's routed cost compared by ``evaluate``, from a data file's arrays.
+
+* :func:`set_estimate_routed`: :class:`~clrp_rl4co.solvers.set_estimate.SetEstimate`'s routed
+  part (``F`` per route plus the radial part, a lower bound on the lengths).
+* :func:`approximation`: Daganzo's continuous approximation
+  (:func:`~clrp_rl4co.solvers.set_features.continuous_approximation`), ``k`` from the literature
+  or fitted (:func:`fit_k`).
+* :class:`RidgeModel`: ridge regression (numpy) of the routed cost over the continuous
+  approximation (``area="local"``, ``k = 0.57``), ``y / base``, on a unit-free transform of the
+  set vector (:func:`unit_free`), its penalty chosen by a grouped cross-validation inside the
+  training instances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clrp_rl4co.solvers.set_features import (
+    CONTEXT_FEATURES,
+    DAGANZO_K,
+    DEPOT_FEATURES,
+    SET_FEATURES,
+    column,
+)
+
+#: Ridge penalties tried (on standardised features, per example).
+PENALTIES = (0.01, 0.1, 1.0, 10.0, 100.0)
+
+
+def _vec(data: dict[str, np.ndarray], name: str) -> np.ndarray:
+    return data["vector"][:, SET_FEATURES.index(name)]
+
+
+def set_estimate_routed(data: dict[str, np.ndarray]) -> np.ndarray:
+    """``[E]`` SetEstimate's routed part: ``F x sum ceil(L_i / q) + sum_i 2 sum_j c_ij D_j / q``."""
+    return _vec(data, "vehicle_fixed_cost") * _vec(data, "sum_routes") + _vec(data, "sum_radial")
+
+
+def approximation(data: dict[str, np.ndarray], k: float = DAGANZO_K, area: str = "hull"):
+    """``[E]`` Daganzo's routed cost (``F routes + 2 r routes + k x tour`` summed over the
+    depots; ``area`` ``hull`` or ``local``, as
+    :func:`~clrp_rl4co.solvers.set_features.continuous_approximation`)."""
+    fixed = _vec(data, "vehicle_fixed_cost") * _vec(data, "sum_routes")
+    tour = _vec(data, "sum_hull_tour" if area == "hull" else "sum_local_tour")
+    return fixed + _vec(data, "sum_line_haul") + k * tour
+
+
+def fit_k(data: dict[str, np.ndarray], routed: np.ndarray, area: str = "local") -> float:
+    """The ``k`` of :func:`approximation` that minimises the squared relative error on ``data``
+    (closed form: ``y ~ a + k s`` weighted by ``1 / y^2``)."""
+    a = approximation(data, 0.0, area)
+    s = approximation(data, 1.0, area) - a
+    w = 1.0 / routed**2
+    return float(((routed - a) * s * w).sum() / max((s * s * w).sum(), 1e-300))
+
+
+def opening_used(data: dict[str, np.ndarray]) -> np.ndarray:
+    """``[E]`` the opening costs of the set's depots that serve customers under the estimate's
+    assignment (what a prediction of the routed cost is added to)."""
+    return _vec(data, "sum_opening")
+
+
+_DEPOT_UNITS = {name: doc.split(":")[0] for name, doc in DEPOT_FEATURES}
+_CONTEXT_UNITS = {name: doc.split(":")[0] for name, doc in CONTEXT_FEATURES}
+
+
+def _unit(name: str) -> str:
+    """The unit of a :data:`SET_FEATURES` entry (``cost``, ``cost^2``, ``demand``, ``count``,
+    ``1``)."""
+    if name in _CONTEXT_UNITS:
+        return _CONTEXT_UNITS[name]
+    return _DEPOT_UNITS[name.split("_", 1)[1]]
+
+
+def unit_free(data: dict[str, np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    """``[E, W]`` the set vector without units, and the columns' names: sums of costs over the
+    continuous approximation (``base``), means and maxima of costs over ``ell`` (the customers'
+    mean arc cost to their depot), areas as ``sqrt(area) / ell``, demands over ``q``, counts as
+    ``log(1 + x)``, ratios as they are; plus the approximation's parts over ``base``.
+    Constant columns (``q``, ``F`` on this data) are kept: the standardisation zeroes them."""
+    base = approximation(data, DAGANZO_K, "local")
+    customers = np.maximum(_vec(data, "num_customers"), 1.0)
+    ell = (data["per_depot"][..., column("customers")]
+           * data["per_depot"][..., column("dist_mean")]).sum(axis=1) / customers  # fmt: skip
+    ell = np.maximum(ell, 1e-9)
+    q = _vec(data, "vehicle_capacity")
+    cols, names = [], []
+    for k, name in enumerate(SET_FEATURES):
+        x = data["vector"][:, k]
+        unit = _unit(name)
+        if unit == "cost":
+            x = x / base if name.startswith("sum_") else x / ell
+        elif unit == "cost^2":
+            x = np.sqrt(x) / ell
+        elif unit == "demand":
+            x = x / q
+        elif unit == "count":
+            x = np.log1p(x)
+        cols.append(x)
+        names.append(name)
+    fixed = _vec(data, "vehicle_fixed_cost") * _vec(data, "sum_routes")
+    for name, x in (
+        ("fixed_share", fixed / base),
+        ("line_haul_share", _vec(data, "sum_line_haul") / base),
+        ("hull_tour_share", DAGANZO_K * _vec(data, "sum_hull_tour") / base),
+    ):
+        cols.append(x)
+        names.append(name)
+    return np.stack(cols, axis=1), names
+
+
+class RidgeModel:
+    """Ridge regression of ``routed / base`` (``base``: :func:`approximation`, local areas,
+    ``k = 0.57``) on :func:`unit_free` features, standardised on the training data.
+
+    Args:
+        penalty: the ridge penalty (per example, on standardised features).
+        within: fit the differences between the sets of one instance only (targets and
+            features centred per instance, a fixed-effects regression: what ranking an
+            instance's sets needs), the intercept then from the means; else the values.
+    """
+
+    def __init__(self, penalty: float = 1.0, within: bool = False) -> None:
+        self.penalty = penalty
+        self.within = within
+
+    def fit(self, data: dict[str, np.ndarray], routed: np.ndarray) -> RidgeModel:
+        x, self.names = unit_free(data)
+        t = routed / approximation(data, DAGANZO_K, "local")
+        self.mean, self.std = x.mean(axis=0), x.std(axis=0)
+        self.std[self.std < 1e-12] = np.inf  # constant columns drop out
+        z = (x - self.mean) / self.std
+        zc, tc = z, t - t.mean()
+        if self.within:
+            zc, tc = z.copy(), t.copy()
+            for g in np.unique(data["instance"]):
+                at = data["instance"] == g
+                zc[at] -= z[at].mean(axis=0)
+                tc[at] -= t[at].mean()
+        gram = zc.T @ zc + self.penalty * len(z) * np.eye(z.shape[1])
+        self.coef = np.linalg.solve(gram, zc.T @ tc)
+        self.intercept = float(t.mean())  # z is centred over the data
+        return self
+
+    def predict(self, data: dict[str, np.ndarray]) -> np.ndarray:
+        """``[E]`` the predicted routed costs."""
+        x, _ = unit_free(data)
+        t = self.intercept + ((x - self.mean) / self.std) @ self.coef
+        return t * approximation(data, DAGANZO_K, "local")
+
+
+def select(data: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The examples ``rows`` of ``data`` (per-example arrays only)."""
+    size = len(data["cost"])
+    return {k: v[rows] for k, v in data.items() if v.ndim and len(v) == size}
+
+
+def fit_ridge(
+    data: dict[str, np.ndarray],
+    routed: np.ndarray,
+    groups: np.ndarray,
+    folds: int = 3,
+    within: bool = False,
+) -> RidgeModel:
+    """:class:`RidgeModel` (``within``: see there) with the penalty of :data:`PENALTIES` of
+    least mean squared relative error in a ``folds``-fold cross-validation grouped by instance
+    (``groups``), refitted on everything (with ``within``, the error of the predictions
+    centred per instance)."""
+    names = np.unique(groups)
+    fold_of = {g: k % folds for k, g in enumerate(np.random.default_rng(0).permutation(names))}
+    fold = np.array([fold_of[g] for g in groups])
+    best, best_err = PENALTIES[0], np.inf
+    for penalty in PENALTIES:
+        err = 0.0
+        for k in range(folds):
+            train, test = fold != k, fold == k
+            if not train.any() or not test.any():
+                continue
+            model = RidgeModel(penalty, within).fit(select(data, train), routed[train])
+            rel = model.predict(select(data, test)) / routed[test] - 1.0
+            if within:
+                for g in np.unique(groups[test]):
+                    at = groups[test] == g
+                    rel[at] -= rel[at].mean()
+            err += float((rel**2).sum())
+        if err < best_err:
+            best, best_err = penalty, err
+    return RidgeModel(best, within).fit(data, routed)
