@@ -346,6 +346,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="budgets per run, s")  # fmt: skip
     parser.add_argument("--method", default="auto", choices=METHODS)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--model-first-depots",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a candidate ranking rule: solve the facility-location model first from N "
+        "candidate depots (the package's RankingParams.model_first_depots otherwise)",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--bks", default=_default_bks(),
                         help="CSV file,bks (default: $CLRP_BENCHMARKS_DIR/bks/"
@@ -377,6 +385,14 @@ def main(argv: list[str] | None = None) -> int:
                      f"not {args.method}: write to another --out")  # fmt: skip
 
     torch.set_num_threads(1)
+    if args.model_first_depots is not None:
+        import dataclasses
+
+        from clrp_rl4co.solvers import set_estimate
+
+        set_estimate.PARAMS = dataclasses.replace(
+            set_estimate.PARAMS, model_first_depots=args.model_first_depots
+        )
     command = provenance.command_line(argv, prog=PROG)
     todo = pending(files, args.seconds, done_runs(rows))
     print(f"{len(todo)} runs to do ({len(rows)} already in {args.out / 'runs.csv'}); "

@@ -45,6 +45,11 @@ class RankingParams:
     model_first_depots: int = 50
 
 
+#: The ranking's parameters (a benchmark may replace them, e.g. ``benchmarks/schneider.py
+#: --model-first-depots``).
+PARAMS = RankingParams()
+
+
 class OutOfTime(Exception):
     """The depot-set ranking ran out of its time (:meth:`SetEstimate.stop_at`)."""
 
@@ -63,7 +68,7 @@ class SetEstimate:
     cached once it has passed raises :class:`OutOfTime`.
     """
 
-    def __init__(self, instance: CLRPInstance, params: RankingParams = RankingParams()) -> None:
+    def __init__(self, instance: CLRPInstance, params: RankingParams | None = None) -> None:
         self.dist = instance.depot_customer_costs()
         self.demand = np.asarray(instance.demand, np.float64)
         self.q = float(instance.vehicle_capacity)
@@ -73,7 +78,7 @@ class SetEstimate:
         self.need = float(self.demand.sum())
         self.num_depots = instance.num_depots
         self.instance = instance
-        self.params = params
+        self.params = PARAMS if params is None else params
         self._cache: dict[tuple[int, ...], float] = {}
         self._fits: dict[tuple[int, ...], bool] = {}
         self._deadline: Deadline | None = None
