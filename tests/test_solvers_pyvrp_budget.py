@@ -624,11 +624,11 @@ def test_the_ranking_descends_from_the_location_models_set_too():
     assert located in ranked
 
 
-def test_below_fifty_depots_a_slow_model_cannot_cost_the_descents():
-    # The landscape above; the model's set would lead to the best set, but solving the model
-    # takes 100 s of a 1 s ranking. Below MODEL_FIRST_DEPOTS it runs after the drop's
-    # descent, which therefore still reaches {1..8, 10, 11}; from 50 depots it runs first
-    # and the deadline then stops the ranking before the drop.
+def test_below_fifteen_depots_a_slow_model_cannot_cost_the_descents():
+    # The landscape above (12 depots); the model's set would lead to the best set, but solving
+    # the model takes 100 s of a 1 s ranking. Below model_first_depots it runs after the
+    # drop's descent, which therefore still reaches {1..8, 10, 11}; from 15 depots it runs
+    # first and the deadline then stops the ranking before the drop.
     weights = [0.30, 0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.50, 0.40]
     second = (*range(1, 9), 10, 11)
     hidden, located = (*range(7), 9, 10, 11), (*range(7), 8, 9, 11)
@@ -640,7 +640,7 @@ def test_below_fifty_depots_a_slow_model_cannot_cost_the_descents():
             clock.now += 100.0
             return self.located
 
-    assert RankingParams().model_first_depots == 50
+    assert RankingParams().model_first_depots == 15
     est = SlowModel(weights, min_size=10, penalty=5.0, bonus=bonus, located=located)
     assert est.best_sets(max_sets=100, starts=0, deadline=Deadline(1.0, clock))[0] == second
 
@@ -1301,8 +1301,10 @@ def test_an_improvement_of_exactly_1e_12_does_not_move_the_descent():
     assert set(ranked) == {(0, 1, 2), (1, 2), (0, 2), (0, 1), (0,), (1,)}
 
 
-@pytest.mark.parametrize("num_depots, model_first", [(50, True), (49, False)])
-def test_from_fifty_depots_the_model_is_solved_once_before_the_greedy_drop(num_depots, model_first):
+@pytest.mark.parametrize("num_depots, model_first", [(15, True), (14, False)])
+def test_from_fifteen_depots_the_model_is_solved_once_before_the_greedy_drop(
+    num_depots, model_first
+):
     """Unit weights: the single depots are enumerated (max_sets=100), then the greedy drop
     runs all the way down. From MODEL_FIRST_DEPOTS depots the model is solved right after
     the enumeration, below it after the descents; once either way."""
