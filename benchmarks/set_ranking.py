@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import statistics
 
 import torch
 
@@ -61,8 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     higher = sum(d > 1e-9 for d in diffs)
     print(
         f"{args.preset}, {args.count} draws (seed {args.data_seed}), auto at {args.seconds:g} s, "
-        f"one thread; candidate minus current: {mean:+.4f} +- {half:.4f} (mean "
-        f"{statistics.mean(diffs):+.4f}); lower / equal / higher "
+        f"one thread; candidate minus current: {mean:+.4f} +- {half:.4f}; lower / equal / higher "
         f"{lower} / {len(diffs) - lower - higher} / {higher}; load average "
         f"{load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
     )
