@@ -242,6 +242,16 @@ def draw(family: str, n: int, k: int) -> CLRPInstance:
     fam = _check(family, n, k)
     depots, customers, demand = layout(n, k)
     rng = np.random.default_rng([SEED, n, k, KIND_STREAM[fam.kind]])
+    return family_instance(fam, rng, depots, customers, demand, instance_name(family, n, k))
+
+
+def family_instance(
+    fam, rng: np.random.Generator, depots, customers, demand, name: str
+) -> CLRPInstance:
+    """The instance of family ``fam`` on the given points and demands: its depots' capacities
+    and opening costs drawn from ``rng`` by the family's kind (:func:`hetero_depots` or
+    :func:`free_depots`), the families' vehicle, arc costs ``ceil(100 d)``."""
+    n = len(customers)
     total, length, d = float(demand.sum()), float(side(n)), len(depots)
     if fam.kind == "hetero":
         capacity, opening = hetero_depots(rng, d, total, length, fam.spread, fam.capacity_ratio)
@@ -256,7 +266,7 @@ def draw(family: str, n: int, k: int) -> CLRPInstance:
         vehicle_capacity=VEHICLE_CAPACITY,
         vehicle_fixed_cost=VEHICLE_FIXED_COST,
         rounded_costs=True,
-        name=instance_name(family, n, k),
+        name=name,
     )
 
 

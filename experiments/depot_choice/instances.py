@@ -21,10 +21,7 @@ from benchmarks.hard.families import (
     DEMAND,
     FAMILIES,
     SIZES,
-    VEHICLE_CAPACITY,
-    VEHICLE_FIXED_COST,
-    free_depots,
-    hetero_depots,
+    family_instance,
     num_depots,
     side,
 )
@@ -57,24 +54,7 @@ def generated(i: int) -> CLRPInstance:
     else:
         customers = np.rint(clustered_points(rng, n, length))
     demand = rng.integers(DEMAND[0], DEMAND[1] + 1, size=n).astype(float)
-    total, d = float(demand.sum()), len(depots)
-    if family.kind == "hetero":
-        capacity, opening = hetero_depots(
-            rng, d, total, length, family.spread, family.capacity_ratio
-        )
-    else:
-        capacity, opening = free_depots(rng, d, total, length, family.capacity_ratio)
-    return CLRPInstance(
-        depot_locs=depots,
-        customer_locs=customers,
-        depot_capacity=capacity,
-        opening_cost=opening,
-        demand=demand,
-        vehicle_capacity=VEHICLE_CAPACITY,
-        vehicle_fixed_cost=VEHICLE_FIXED_COST,
-        rounded_costs=True,
-        name=f"gen{i:03d}-{family.name}-{n}",
-    )
+    return family_instance(family, rng, depots, customers, demand, f"gen{i:03d}-{family.name}-{n}")
 
 
 def generated_kind(name: str) -> str:
