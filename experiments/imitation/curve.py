@@ -215,7 +215,7 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
     else:
         lines += [
             "",
-            _compared(both, f"{both['value']:.2f} CPU hours (the most both arms have reached)"),
+            _compared(both, f"{both['value']:.2f} CPU hours (the most every arm has reached)"),
         ]
         by_instances = comparison(rows, key="pomo_instances")
         if by_instances is not None:
@@ -223,7 +223,7 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
                 "",
                 _compared(
                     by_instances,
-                    f"{by_instances['value']:,.0f} POMO instances (the most both arms have "
+                    f"{by_instances['value']:,.0f} POMO instances (the most every arm has "
                     "trained; a view that does not depend on how many steps a CPU hour bought)",
                 ),
             ]
