@@ -1,11 +1,10 @@
 """Instance files by extension and, for JSON, by layout: the one place that maps a path to
 its reader.
 
-* ``.json``: parsed here to see its layout. An object of Schneider & Löffler's layout
-  (:func:`.schneider.is_schneider_layout`: ``vehicle_costs``, ``type``, entries with ``index``)
-  goes to :func:`.schneider.read_schneider`; anything else, a file that is not JSON included,
-  to :func:`.json_instance.read_json_instance` (each parses the file again, so that its
-  messages, with their lines, stay its own);
+* ``.json``: parsed once (:func:`.json_text.read_json_text`); an object of Schneider &
+  Löffler's layout (:func:`.schneider.is_schneider_layout`: ``vehicle_costs``, ``type``,
+  entries with ``index``) is built by :mod:`.schneider`, anything else by
+  :mod:`.json_instance`;
 * ``.npz``: a dataset of the package (one instance per row);
 * anything else: the Prodhon format (:mod:`.prodhon`).
 """
@@ -13,7 +12,6 @@ its reader.
 from __future__ import annotations
 
 import glob
-import json
 import re
 import zipfile
 from dataclasses import dataclass
@@ -74,19 +72,16 @@ def read_instances(path: str | Path) -> list[FileInstance]:
 
 
 def _read_json(path: Path) -> CLRPInstance:
-    """The instance of a ``.json`` file, by its layout (the module doc); errors start with the
-    path and the line (each reader parses the file again, so that its messages stay its
-    own)."""
-    from .json_instance import read_json_instance
-    from .schneider import is_schneider_layout, read_schneider
+    """The instance of a ``.json`` file, by its layout (the module doc), parsed once; errors
+    start with the path and the line."""
+    from .json_instance import instance_from_json_text
+    from .json_text import read_json_text
+    from .schneider import is_schneider_layout, schneider_from_json_text
 
-    try:
-        data = json.loads(path.read_bytes().decode())
-    except (UnicodeDecodeError, RecursionError, ValueError):
-        data = None  # not JSON: the JSON reader's message says why
+    text, data = read_json_text(path)
     if is_schneider_layout(data):
-        return read_schneider(path)
-    return read_json_instance(path)
+        return schneider_from_json_text(path, text, data)
+    return instance_from_json_text(path, text, data)
 
 
 def read_instance(path: str | Path) -> CLRPInstance:

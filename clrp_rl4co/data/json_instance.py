@@ -267,7 +267,12 @@ def read_json_instance(path: str | Path) -> CLRPInstance:
         OSError: the file cannot be read.
     """
     path = Path(path)
-    text, data = read_json_text(path)
+    return instance_from_json_text(path, *read_json_text(path))
+
+
+def instance_from_json_text(path: Path, text: str, data: Any) -> CLRPInstance:
+    """:func:`instance_from_dict` of a file's parsed ``data``, errors located in its ``text``
+    as :func:`read_json_instance` says (for a caller that has already parsed the file)."""
     try:
         return instance_from_dict(data, name=path.stem)
     except _FieldError as exc:

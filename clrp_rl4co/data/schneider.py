@@ -271,7 +271,12 @@ def read_schneider(path: str | Path) -> CLRPInstance:
         OSError: the file cannot be read.
     """
     path = Path(path)
-    text, data = read_json_text(path)
+    return schneider_from_json_text(path, *read_json_text(path))
+
+
+def schneider_from_json_text(path: Path, text: str, data: Any) -> CLRPInstance:
+    """:func:`instance_from_schneider` of a file's parsed ``data``, errors located in its
+    ``text`` as :func:`read_schneider` says (for a caller that has already parsed the file)."""
     try:
         return instance_from_schneider(data, name=path.stem)
     except ValueError as exc:
