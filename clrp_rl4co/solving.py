@@ -119,9 +119,11 @@ def solve(
     method, name = auto.resolve(instance, method, seconds, model, iterations)
     policy = load_model(name) if name is not None else None
     if iterations is None:
-        _import_solvers()  # inside the budget, before the solvers' share of it is measured
-        left = max(seconds - (time.perf_counter() - begin), 1e-3)
-        solution, status, details = _run_timed(instance, method, policy, left, seed, progress)
+        _import_solvers()
+        from .solvers.stopping import Deadline
+
+        deadline = Deadline(seconds, start=begin)  # the call's one deadline, handed down
+        solution, status, details = _run_timed(instance, method, policy, deadline, seed, progress)
     else:
         solution, status, details = _run_repeatable(instance, method, policy, iterations, seed)
         details["iterations"] = iterations
@@ -141,29 +143,30 @@ def solve(
 
 def _import_solvers() -> None:
     """Import what the methods run (PyVRP, HiGHS, the hybrid) so that the time it takes on a
-    process's first call is spent before the time left is handed to a solver."""
+    process's first call is spent before a solver reads the time left."""
     from .search import learned_starts  # noqa: F401
     from .solvers import hybrid, pyvrp_solver  # noqa: F401
 
 
-def _run_timed(instance, method: str, policy, left: float, seed: int, progress: bool):
-    """``(solution, status, details)`` of ``method`` within ``left`` seconds."""
-    from .solvers.hybrid import solver_budget
+def _run_timed(instance, method: str, policy, deadline, seed: int, progress: bool):
+    """``(solution, status, details)`` of ``method`` by ``deadline`` (a
+    :class:`.solvers.stopping.Deadline`)."""
+    from .solvers.hybrid import solver_deadline
 
     if method == "exact":
         from .solvers import solve_exact
 
-        res = solve_exact(instance, seconds=solver_budget(left), seed=seed)
+        res = solve_exact(instance, seconds=solver_deadline(deadline), seed=seed)
         return res.solution, res.status, {} if res.bound is None else {"bound": res.bound}
     if method == "pyvrp":
         from .solvers import solve_pyvrp
 
-        res = solve_pyvrp(instance, seconds=solver_budget(left), seed=seed)
+        res = solve_pyvrp(instance, seconds=solver_deadline(deadline), seed=seed)
         return res.solution, res.status, {}
     if method == "hybrid":
         from .solvers.hybrid import solve_hybrid
 
-        res = solve_hybrid(instance, policy, left, seed=seed, progress=progress)
+        res = solve_hybrid(instance, policy, deadline, seed=seed, progress=progress)
         return (
             res.solution,
             res.status,
@@ -171,7 +174,9 @@ def _run_timed(instance, method: str, policy, left: float, seed: int, progress: 
         )
     from .search.learned_starts import learned_starts
 
-    found = learned_starts(instance, policy, left, seed, count=1, sgbs=method == "sgbs")
+    left = max(deadline.left(), 1e-3)
+    found = learned_starts(instance, policy, left, seed, count=1, sgbs=method == "sgbs",
+                           clock=deadline.clock)  # fmt: skip
     solution = found.solutions[0] if found.solutions else None
     details = {"decode": found.decode}
     if method == "sgbs" and "sgbs" not in found.decode:

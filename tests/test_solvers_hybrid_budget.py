@@ -269,6 +269,31 @@ def test_no_start_is_pyvrp_alone_on_the_whole_budget(monkeypatch):
     assert result.decode == "none" and result.solver == "hybrid"
 
 
+def test_a_callers_deadline_is_the_budget_on_its_own_clock(monkeypatch):
+    """The caller's call began 4 s ago with 10 s: the hybrid has the 6 s left, on the
+    deadline's clock (not the default wall clock)."""
+    from clrp_rl4co.solvers.stopping import Deadline
+
+    clock, calls, decoded = FakeClock(), [], []
+
+    def no_starts(instance, policy, seconds, *args, **kwargs):
+        decoded.append((seconds, kwargs["clock"]))
+        return LearnedStarts()
+
+    def alone(instance, seconds, seed):
+        calls.append(seconds)
+        return hybrid.make_result(instance, S1, solver="pyvrp", runtime=seconds)
+
+    monkeypatch.setattr(hybrid, "learned_starts", no_starts)
+    monkeypatch.setattr(hybrid, "solve_pyvrp", alone)
+    solve_hybrid(corner(), object(), seconds=Deadline(10.0, clock, start=clock.now - 4.0))
+    assert decoded == [(pytest.approx(6.0 * 0.3), clock)]  # start_share of the 6 s left
+    assert calls == [pytest.approx(6.0 * 0.98 - 0.05)]  # solver_budget(6 s)
+    clock.now += 100.0  # a spent deadline still leaves the hybrid its floor of 1 ms
+    solve_hybrid(corner(), object(), seconds=Deadline(10.0, clock, start=clock.now - 20.0))
+    assert decoded[-1][0] == pytest.approx(1e-3 * 0.3)
+
+
 # ------------------------------------------------------------------------ which starts are kept
 def fake_rollouts(rows: list[CLRPSolution], num_depots: int):
     """A ``learned_starts._rollouts`` returning ``rows`` (as padded action rows) and their

@@ -35,6 +35,7 @@ import clrp_rl4co.solvers.hybrid as hybrid
 from clrp_rl4co.policies import load_policy
 from clrp_rl4co.solvers import learned_starts, solve_hybrid
 from clrp_rl4co.solvers.pyvrp_solver import route_on_set, solve_pyvrp
+from clrp_rl4co.solvers.recombine import recombine as hybrid_recombine
 from clrp_rl4co.solvers.refine import refine_solution
 
 #: PyVRP iterations of every refinement, PyVRP-alone and routing run.
@@ -143,8 +144,14 @@ def runs(monkeypatch):
         return route_on_set(instance, depots, None, ITERATIONS, seed, initial,
                             scaled_history=scaled_history)  # fmt: skip
 
+    def recombine(instance, rollouts, seconds):
+        # HiGHS on the wall clock: a generous limit, so that a loaded machine cannot stop it
+        # early (it proves these small models in well under a second)
+        return hybrid_recombine(instance, rollouts, seconds=max(seconds, 60.0))
+
     monkeypatch.setattr(hybrid, "refine_solution", refine)
     monkeypatch.setattr(hybrid, "solve_pyvrp", alone)
+    monkeypatch.setattr(hybrid, "recombine", recombine)
     monkeypatch.setattr(hybrid, "route_on_set", route)
     monkeypatch.setattr("tqdm.auto.tqdm", RecordingTqdm)
     RecordingTqdm.made.clear()

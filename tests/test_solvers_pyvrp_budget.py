@@ -50,12 +50,15 @@ def two_clusters() -> CLRPInstance:
 # ----------------------------------------------------------------------------- route_on_set
 @pytest.fixture
 def fake_runs(monkeypatch):
-    """``run_pyvrp`` replaced: records ``(encoding kind, seconds, iterations, seed)``, spends
+    """``run_pyvrp`` replaced: records ``(encoding kind, seconds, iterations, seed)`` (the
+    seconds a deadline leaves when one is given), spends
     the seconds on the clock, returns a valid solution on the encoding's depots."""
     clock, calls = FakeClock(), []
 
     def run(enc, seconds, max_iterations=None, seed=0, initial=None, give_up=None,
             scaled_history=False):  # fmt: skip
+        if isinstance(seconds, Deadline):  # the caller's deadline: the seconds it leaves
+            seconds = seconds.left()
         calls.append((enc.kind, seconds, max_iterations, seed))
         HISTORIES.append(scaled_history)
         RUNS.append((enc.kind, enc.depots, initial))
@@ -297,11 +300,11 @@ def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
     calls = []
 
     def search(instance, seconds, max_iterations, seed, initial=None):
-        calls.append(("search", seconds, max_iterations, seed, initial))
+        calls.append(("search", seconds.seconds, max_iterations, seed, initial))  # a deadline
         return spread((0, 1), 6)
 
     def run(enc, seconds, max_iterations, seed, initial):
-        calls.append(("run", enc.depots, seconds, max_iterations, seed, initial))
+        calls.append(("run", enc.depots, seconds.seconds, max_iterations, seed, initial))
         return spread((0,), 6)
 
     monkeypatch.setattr(pyvrp_solver, "depot_set_search", search)
@@ -324,6 +327,12 @@ def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
     calls.clear()
     kept = pyvrp_solver.solve_pyvrp(instance, seconds=1.0, initial=better)
     assert kept.solution is better and calls[0][-1] is better
+    seen = []
+    monkeypatch.setattr(pyvrp_solver, "depot_set_search", lambda instance, seconds, *a, **k:
+                        seen.append(seconds) or spread((0, 1), 6))  # fmt: skip
+    deadline = Deadline(3.0)
+    pyvrp_solver.solve_pyvrp(instance, seconds=deadline)
+    assert seen == [deadline]  # the caller's deadline itself is handed down
 
 
 # ------------------------------------------------------------------ what each run is given

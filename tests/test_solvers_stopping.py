@@ -16,6 +16,7 @@ from clrp_rl4co.solvers.stopping import (
     DeadlineReached,
     NoFeasibleBy,
     StopRequested,
+    as_deadline,
 )
 
 INFEASIBLE = 2**63 - 1  # what PyVRP's best cost reads while no solution is feasible
@@ -92,6 +93,46 @@ def test_a_share_reads_the_clock_once():
     part = deadline.share(0.5)
     assert part.seconds == 4.5
     assert part.left() == pytest.approx(3.5)  # read at 3
+
+
+def test_a_deadline_counts_from_an_earlier_start_when_given():
+    """The call began at 100 and has 10 s: at 104 (when the deadline is made) 6 s are left."""
+    clock = FakeClock(104.0)
+    deadline = Deadline(10.0, clock, start=100.0)
+    assert deadline.seconds == 10.0 and deadline.left() == 6.0
+    clock.now = 110.0
+    assert deadline.left() == 0.0 and not deadline.expired()
+    clock.now = 110.5
+    assert deadline.expired()
+
+
+def test_a_deadline_before_another_ends_that_margin_earlier():
+    clock = FakeClock(0.0)
+    deadline = Deadline(10.0, clock)
+    clock.now = 3.0
+    earlier = deadline.before(0.5)  # ends at 9.5, counted from 3
+    assert earlier.seconds == 6.5 and earlier.left() == 6.5 and earlier.clock is clock
+    clock.now = 9.5
+    assert not earlier.expired() and deadline.left() == 0.5
+    clock.now = 9.75
+    assert earlier.expired() and not deadline.expired()
+    clock.now = 20.0
+    spent = deadline.before(0.5)  # made after its end: expired at once
+    assert spent.left() == 0.0 and spent.expired()
+    unlimited = Deadline(None, clock).before(0.5)
+    assert unlimited.left() is None and not unlimited.expired()
+
+
+def test_a_number_becomes_a_deadline_from_now_and_a_deadline_stays_itself():
+    clock = FakeClock(50.0)
+    deadline = Deadline(3.0, clock)
+    assert as_deadline(deadline) is deadline  # its own clock and end, whatever clock is given
+    assert as_deadline(deadline, FakeClock(0.0)) is deadline
+    made = as_deadline(2.0, clock)
+    assert made.clock is clock and made.seconds == 2.0 and made.left() == 2.0
+    clock.now = 52.5
+    assert made.expired() and deadline.left() == 0.5
+    assert as_deadline(None, clock).left() is None
 
 
 # -------------------------------------------------------------------------- the criterion

@@ -23,6 +23,7 @@ from ..data import CLRPInstance, CLRPSolution
 from .common import SolverResult, check_instance, check_solution, make_result
 from .exact_model import MipModel, build_model, extract_solution, solution_values
 from .highs import INF, load_mip, new_highs, run_highs, start_from
+from .stopping import Deadline, as_deadline
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def _run(h: highspy.Highs, seconds: float) -> tuple[str, float, float, np.ndarra
 
 def solve_exact(
     instance: CLRPInstance,
-    seconds: float = 60.0,
+    seconds: float | Deadline = 60.0,
     threads: int = 1,
     strategy: str = "auto",
     warm_start: bool | CLRPSolution = True,
@@ -56,7 +57,8 @@ def solve_exact(
 
     Args:
         instance: the CLRP instance.
-        seconds: wall-clock budget (warm start included).
+        seconds: wall-clock budget in seconds from the call (warm start included), or the
+            caller's :class:`.stopping.Deadline`.
         threads: HiGHS threads.
         strategy: ``"monolithic"``, ``"subsets"`` or ``"auto"``.
         warm_start: True runs PyVRP briefly for an incumbent, a CLRPSolution is used as is,
@@ -79,6 +81,7 @@ def solve_exact(
     """
     check_instance(instance)
     start = time.perf_counter()
+    deadline = as_deadline(seconds)
     incumbent: CLRPSolution | None = None
     if isinstance(warm_start, CLRPSolution):
         incumbent = warm_start
@@ -87,7 +90,7 @@ def solve_exact(
 
         ws = warm_start_seconds
         if ws is None:
-            ws = min(0.05 * seconds, 0.1 + 0.05 * instance.num_customers)
+            ws = min(0.05 * deadline.seconds, 0.1 + 0.05 * instance.num_customers)
         incumbent = solve_pyvrp(instance, seconds=ws, seed=seed).solution
     if incumbent is not None:
         check_solution(instance, incumbent, "the warm-start solution is invalid")
@@ -101,11 +104,10 @@ def solve_exact(
             warm = solution_values(model, instance, incumbent)
         except KeyError as exc:  # an arc the model prunes
             _warn_pruned_warm_start(instance, exc.args[0])
-    remaining = lambda: seconds - (time.perf_counter() - start)
     if strategy == "monolithic":
-        sol, bound, proven = _monolithic(h, model, incumbent, warm, remaining)
+        sol, bound, proven = _monolithic(h, model, incumbent, warm, deadline.left)
     elif strategy == "subsets":
-        sol, bound, proven = _subsets(h, model, instance, incumbent, warm, remaining)
+        sol, bound, proven = _subsets(h, model, instance, incumbent, warm, deadline.left)
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
     runtime = time.perf_counter() - start

@@ -95,6 +95,12 @@ def solver_budget(seconds: float) -> float:
     return max(seconds * (1.0 - PARAMS.end_share) - PARAMS.end_margin, 1e-3)
 
 
+def solver_deadline(deadline: Deadline) -> Deadline:
+    """The share of ``deadline`` to give a classical solver so that it returns by it: a
+    deadline :func:`solver_budget` of the time left from now, on the same clock."""
+    return Deadline(solver_budget(deadline.left()), deadline.clock)
+
+
 @dataclass
 class HybridResult(SolverResult):
     """A :class:`.common.SolverResult` of :func:`solve_hybrid` with its learned part.
@@ -204,7 +210,7 @@ def _check_arguments(instance: CLRPInstance, seconds: float, starts: int, **shar
 def solve_hybrid(
     instance: CLRPInstance,
     policy: torch.nn.Module | None,
-    seconds: float = 10.0,
+    seconds: float | Deadline = 10.0,
     seed: int = 0,
     starts: int = 3,
     start_share: float = 0.3,
@@ -225,7 +231,9 @@ def solve_hybrid(
     Args:
         instance: the CLRP instance.
         policy: a CLRP policy in eval mode, or None.
-        seconds: the wall-time budget (decoding included).
+        seconds: the wall-time budget in seconds from the call (decoding included), or the
+            caller's :class:`.stopping.Deadline` (then ``clock`` is its own; at least 1 ms is
+            used when it has passed).
         seed: PyVRP's seed (start ``i`` is refined with ``seed + i``) and the order of the
             start customers of large instances; a run is reproducible up to timing.
         starts: learned starts to refine.
@@ -247,10 +255,14 @@ def solve_hybrid(
         ValueError: ``instance`` is obviously infeasible, or a non-positive ``seconds`` /
             ``starts`` or a share outside [0, 1].
     """
+    given = seconds if isinstance(seconds, Deadline) else None
+    if given is not None:
+        seconds, clock = max(given.left(), 1e-3), given.clock
     _check_arguments(instance, seconds, starts, start_share=start_share,
                      explore_share=explore_share, recombine_share=recombine_share)  # fmt: skip
     begin = clock()
-    deadline = Deadline(seconds - PARAMS.end_margin, clock)  # every run returns by then
+    given = given or Deadline(seconds, clock, start=begin)
+    deadline = given.before(PARAMS.end_margin)  # every run returns by then
     bar = ProgressBar(progress, seconds, instance.name, clock)
     try:
         found = _decode(instance, policy, seconds, seed, starts, start_share, sgbs, bar, clock)

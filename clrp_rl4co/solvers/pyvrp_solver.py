@@ -34,7 +34,7 @@ from .decompose import LARGE_INSTANCE
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
 from .set_estimate import SetEstimate
 from .set_search import SetSearchParams, route_large, search_sets
-from .stopping import Budget, Deadline
+from .stopping import Budget, Deadline, as_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -166,22 +166,23 @@ def nearest_depots(instance: CLRPInstance) -> tuple[int, ...]:
 
 def run_pyvrp(
     enc: Encoding,
-    seconds: float | None,
+    seconds: float | Deadline | None,
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
     give_up: float | None = None,
     scaled_history: bool = False,
 ) -> CLRPSolution | None:
-    """One PyVRP run on ``enc`` until ``seconds`` from now (wall clock) and / or
-    ``max_iterations`` (with ``give_up``: stopped after that many seconds without a feasible
-    solution; with ``scaled_history``, a late-acceptance history of :func:`history_length`,
-    else PyVRP's default); returns the best feasible solution decoded, or None."""
-    deadline = Deadline(seconds)
+    """One PyVRP run on ``enc`` until ``seconds`` (a deadline, or seconds from now on the wall
+    clock) and / or ``max_iterations`` (with ``give_up``: stopped after that many seconds
+    without a feasible solution; with ``scaled_history``, a late-acceptance history of
+    :func:`history_length`, else PyVRP's default); returns the best feasible solution decoded,
+    or None."""
+    deadline = as_deadline(seconds)
     init = to_pyvrp(enc, initial) if initial is not None else None
     params = SolveParams()
     if scaled_history:
-        history = history_length(enc.data.num_clients, seconds, max_iterations)
+        history = history_length(enc.data.num_clients, deadline.left(), max_iterations)
         params = SolveParams(ils=IteratedLocalSearchParams(history_length=history))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PenaltyBoundWarning)
@@ -209,7 +210,7 @@ def run_pyvrp(
 def route_on_set(
     instance: CLRPInstance,
     depots: list[int] | tuple[int, ...],
-    seconds: float | None,
+    seconds: float | Deadline | None,
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
@@ -225,11 +226,12 @@ def route_on_set(
     :attr:`PyVRPParams.give_up_share` of its time (e.g. a depot set too tight for its fleet)
     it gives up, and the trips encoding runs instead for the same share, within what is left
     of ``seconds``. ``initial`` warm-starts the first run; it is not returned by itself.
+    ``seconds``: a deadline (``clock`` is then its own), or seconds from now on ``clock``.
     ``scaled_history``: see :func:`run_pyvrp`.
     """
-    deadline = Deadline(seconds, clock)
+    deadline = as_deadline(seconds, clock)
     depots = sorted(int(d) for d in depots)
-    budget = Budget(seconds, max_iterations)
+    budget = Budget(deadline.left(), max_iterations)
     fleet = budget.part(1.0 - polish_share if polish_share > 0 else 1.0)
     give_up = None if fleet.seconds is None else fleet.seconds * PARAMS.give_up_share
     best = run_pyvrp(encode_fleet(instance, depots), fleet.seconds, fleet.iterations, seed,
@@ -242,14 +244,14 @@ def route_on_set(
     if polish_share <= 0:
         return best
     polish = budget.part(polish_share)
-    polished = run_pyvrp(encode(instance, depots), deadline.left(), polish.iterations, seed + 1,
+    polished = run_pyvrp(encode(instance, depots), deadline, polish.iterations, seed + 1,
                          best, scaled_history=scaled_history)  # fmt: skip
     return polished if solution_cost(instance, polished) < solution_cost(instance, best) else best
 
 
 def depot_set_search(
     instance: CLRPInstance,
-    seconds: float | None,
+    seconds: float | Deadline | None,
     max_iterations: int | None = None,
     seed: int = 0,
     initial: CLRPSolution | None = None,
@@ -266,9 +268,10 @@ def depot_set_search(
     whole budget (PyVRP leaves unused depots closed, and the trips encoding it ends with prices
     their opening costs). Else the depot-set search (:func:`.set_search.search_sets`, shares
     in ``params``). Every set is routed by :func:`route_on_set`; ``initial`` (a valid solution)
-    warm-starts the first run and is kept if nothing beats it.
+    warm-starts the first run and is kept if nothing beats it. ``seconds``: a deadline
+    (``clock`` is then its own), or seconds from now on ``clock``.
     """
-    deadline = Deadline(seconds, clock)
+    deadline = as_deadline(seconds, clock)
     if instance.num_customers >= LARGE_INSTANCE:
         return route_large(instance, deadline, max_iterations, seed, initial, route_on_set,
                            params)  # fmt: skip
@@ -290,9 +293,8 @@ def _route_nearly_free(
     depots = set(nearest_depots(instance))
     if initial is not None:
         depots |= set(initial.open_depots)
-    found = route_on_set(instance, sorted(depots), deadline.left(), max_iterations, seed,
-                         initial, PARAMS.polish_share, clock=deadline.clock,
-                         scaled_history=True)  # fmt: skip
+    found = route_on_set(instance, sorted(depots), deadline, max_iterations, seed, initial,
+                         PARAMS.polish_share, scaled_history=True)  # fmt: skip
     if initial is not None and solution_cost(instance, initial) <= solution_cost(instance, found):
         return initial
     return found
@@ -300,7 +302,7 @@ def _route_nearly_free(
 
 def solve_pyvrp(
     instance: CLRPInstance,
-    seconds: float | None = 1.0,
+    seconds: float | Deadline | None = 1.0,
     max_iterations: int | None = None,
     seed: int = 0,
     depot_search: bool | None = None,
@@ -310,7 +312,8 @@ def solve_pyvrp(
 
     Args:
         instance: the CLRP instance.
-        seconds: wall-clock budget in seconds (None: iterations only).
+        seconds: wall-clock budget in seconds from the call, or the caller's
+            :class:`.stopping.Deadline` (None: iterations only).
         max_iterations: PyVRP iteration budget (None: time only). With a seed and no time
             limit the run is deterministic.
         seed: PyVRP's random seed.
@@ -333,12 +336,13 @@ def solve_pyvrp(
     if initial is not None:
         check_solution(instance, initial, "the initial solution is invalid")
     start = time.perf_counter()
+    deadline = as_deadline(seconds)
     if depot_search is None:
         depot_search = instance.num_depots > 1
     if depot_search:
-        sol = depot_set_search(instance, seconds, max_iterations, seed, initial=initial)
+        sol = depot_set_search(instance, deadline, max_iterations, seed, initial=initial)
     else:
-        sol = run_pyvrp(encode(instance), seconds, max_iterations, seed, initial)
+        sol = run_pyvrp(encode(instance), deadline, max_iterations, seed, initial)
     if initial is not None and solution_cost(instance, initial) < solution_cost(instance, sol):
         sol = initial
     return make_result(instance, sol, solver="pyvrp", runtime=time.perf_counter() - start)

@@ -1,7 +1,9 @@
 """Budgets and stopping: one :class:`Deadline` per call, :class:`Budget` shares, PyVRP criteria.
 
-A solver call builds its :class:`Deadline` where it starts (``Deadline(seconds, clock)``) and
-hands it, or :meth:`Deadline.share` of it, down; every "time left" is :meth:`Deadline.left`.
+:func:`clrp_rl4co.solve` builds the :class:`Deadline` where the call starts and hands it to the
+solver; a solver called directly with a number of seconds makes its own (:func:`as_deadline`).
+Each hands it, :meth:`Deadline.share` or :meth:`Deadline.before` of it, down; every "time left"
+is :meth:`Deadline.left`.
 A :class:`Budget` is an allotment of seconds and PyVRP iterations taken as a share of a whole
 budget (:meth:`Budget.part`). :meth:`Deadline.criterion` is the deadline as a PyVRP stopping
 criterion (PyVRP's own shape: ``pyvrp.solve(data, stop)``), combined with an iteration budget,
@@ -24,28 +26,29 @@ INFEASIBLE_COST = 2**62
 
 
 class Deadline:
-    """A point in time on ``clock``, ``seconds`` after the deadline is made.
+    """A point in time on ``clock``, ``seconds`` after ``start`` (by default, when it is made).
 
     Args:
-        seconds: the time budget in seconds from now; None: no time limit (then the deadline
-            never expires and :meth:`left` is None). A negative budget has expired at once.
+        seconds: the time budget in seconds from ``start``; None: no time limit (then the
+            deadline never expires and :meth:`left` is None). A negative budget has expired
+            at once.
         clock: the wall clock, in seconds (``time.perf_counter``; tests pass fake clocks).
+        start: the reading of ``clock`` the budget counts from (an earlier one: the start of
+            the caller's call); None: now.
     """
 
     def __init__(
-        self, seconds: float | None, clock: Callable[[], float] = time.perf_counter
+        self,
+        seconds: float | None,
+        clock: Callable[[], float] = time.perf_counter,
+        start: float | None = None,
     ) -> None:
         self.seconds = seconds
         self.clock = clock
-        self._end = None if seconds is None else clock() + seconds
-
-    @classmethod
-    def _from(cls, seconds: float | None, now: float, clock: Callable[[], float]) -> Deadline:
-        """The deadline ``seconds`` after ``now`` (read from ``clock`` by the caller)."""
-        deadline = cls.__new__(cls)
-        deadline.seconds, deadline.clock = seconds, clock
-        deadline._end = None if seconds is None else now + seconds
-        return deadline
+        if seconds is None:
+            self._end = None
+        else:
+            self._end = (clock() if start is None else start) + seconds
 
     def left(self) -> float | None:
         """Seconds left until the deadline (0.0 once it has passed; None without a limit)."""
@@ -62,9 +65,17 @@ class Deadline:
         """A new deadline, ``fraction`` of the seconds left now from now (without a limit,
         one without a limit too). Reads the clock once."""
         if self._end is None:
-            return Deadline._from(None, 0.0, self.clock)
+            return Deadline(None, self.clock)
         now = self.clock()
-        return Deadline._from(fraction * max(0.0, self._end - now), now, self.clock)
+        return Deadline(fraction * max(0.0, self._end - now), self.clock, start=now)
+
+    def before(self, margin: float) -> Deadline:
+        """A new deadline ``margin`` seconds earlier than this one on the same clock (without
+        a limit, one without a limit too); its ``seconds`` are counted from now."""
+        if self._end is None:
+            return Deadline(None, self.clock)
+        now = self.clock()
+        return Deadline(self._end - margin - now, self.clock, start=now)
 
     def criterion(
         self, max_iterations: int | None = None, give_up: float | None = None
@@ -89,6 +100,16 @@ class Deadline:
         if self._end is not None:
             criteria.append(DeadlineReached(self))
         return MultipleCriteria([*criteria, StopRequested()])
+
+
+def as_deadline(
+    budget: float | Deadline | None, clock: Callable[[], float] = time.perf_counter
+) -> Deadline:
+    """``budget`` as a :class:`Deadline`: a deadline as it is (its own clock kept), a number of
+    seconds (or None, no limit) as a deadline that many seconds from now on ``clock``."""
+    if isinstance(budget, Deadline):
+        return budget
+    return Deadline(budget, clock)
 
 
 class DeadlineReached:
