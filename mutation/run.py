@@ -107,6 +107,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_data_json.py",
     ],
     "clrp_rl4co/data/json_text.py": [
+        "tests/test_mut_json_text.py",
         "tests/test_data_json.py",
         "tests/test_data_schneider.py",
     ],
@@ -177,6 +178,17 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/solvers/recombine.py": [
         "tests/test_solvers_recombine.py",
     ],
+    "clrp_rl4co/solvers/incumbent.py": [
+        "tests/test_mut_incumbent.py",
+        "tests/test_solvers_hybrid_budget.py",
+    ],
+    "clrp_rl4co/search/decode_plan.py": [
+        "tests/test_solvers_hybrid_budget.py",
+    ],
+    "clrp_rl4co/search/rollout_pool.py": [
+        "tests/test_solvers_hybrid_budget.py",
+        "tests/test_search_rollout_pool.py",
+    ],
     "clrp_rl4co/solvers/highs.py": [
         "tests/test_solvers_exact.py",
         "tests/test_solvers_recombine.py",
@@ -198,6 +210,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solve_many.py",
     ],
     "clrp_rl4co/arguments.py": [
+        "tests/test_mut_arguments.py",
         "tests/test_solve.py",
         "tests/test_solve_many.py",
     ],

@@ -1,5 +1,6 @@
 """Bad input gets a ValueError that names the field and the value."""
 
+import dataclasses
 import re
 import warnings
 
@@ -10,7 +11,6 @@ import torch
 from clrp_rl4co import CLRPEnv, CLRPInstance
 from clrp_rl4co.data.instance import FLOAT32_RANGE, outside_float32, oversized_demand
 from clrp_rl4co.envs.clrp import generate_dataset, instance_tensordict
-from clrp_rl4co.solvers import check_instance
 
 
 @pytest.fixture
@@ -201,12 +201,21 @@ def test_instance_and_env_reject_with_the_same_rule(overrides):
     assert str(from_instance.value) == f"CLRPInstance: {from_env.value}"
 
 
-def test_check_instance_names_the_instance_and_sees_changes_in_place():
-    inst = _instance(name="inst7")
-    check_instance(inst)
-    inst.depot_capacity[:] = [2.0, 2.0]  # the arrays are mutable: solvers check again
+def test_an_instance_holds_read_only_copies_of_what_it_was_given():
+    """Checked once, on construction: what it holds cannot change afterwards (in place, or
+    through the caller's arrays), and the caller's arrays stay the caller's."""
+    capacity = np.array([10.0, 10.0])
+    inst = _instance(name="inst7", depot_capacity=capacity)
+    capacity[:] = [2.0, 2.0]  # the caller's array: writable, and not the instance's
+    assert inst.depot_capacity.tolist() == [10.0, 10.0]
+    arrays = ("depot_locs", "customer_locs", "depot_capacity", "opening_cost", "demand")
+    for name in arrays:
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(inst, name)[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        inst.cost_matrix()[0, 1] = 0.0  # the cached matrix too
     with pytest.raises(ValueError, match=r"^inst7: demand\[0, 2\] = 3 exceeds every depot_cap"):
-        check_instance(inst)
+        dataclasses.replace(inst, depot_capacity=capacity)  # a changed copy is checked
 
 
 def test_what_the_float32_arrays_of_the_env_cannot_hold():

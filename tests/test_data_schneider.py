@@ -16,7 +16,8 @@ import torch
 from clrp_rl4co import CLRPEnv
 from clrp_rl4co.data import CLRPSolution, Route, instances_to_tensordict
 from clrp_rl4co.data.files import find_instance_files, read_instance
-from clrp_rl4co.data.schneider import is_schneider_layout, read_schneider
+from clrp_rl4co.data.instance import CAPACITY_TOLERANCE
+from clrp_rl4co.data.schneider import instance_from_schneider, is_schneider_layout, read_schneider
 
 
 def tiny() -> dict:
@@ -280,3 +281,116 @@ def test_a_file_that_is_not_an_object_of_the_set_is_named(tmp_path, content, mes
     with pytest.raises(ValueError) as info:
         read_schneider(path)
     assert str(info.value).startswith(f"{path}:{message}")
+
+
+# ---------------------------------------------------------------- messages in full, edge values
+def _message(data, name: str = "") -> str:
+    with pytest.raises(ValueError) as info:
+        instance_from_schneider(data, name=name)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.update(extra=1), "instance: unknown field(s) ['extra'] (expected "
+         "['customers', 'depots', 'name', 'type', 'vehicle_capacity', 'vehicle_costs'])"),
+        (lambda d: d.update(vehicle_costs="5"), "vehicle_costs: must be a number, got '5'"),
+        # no index known: the entry's number alone
+        (lambda d: d["depots"].append(3), "depots[2]: must be an object, got 3 (depot 3, "
+         "counting from 1)"),
+        (lambda d: d["customers"][1].pop("index"), "customers[1]: missing field(s) ['index'] "
+         "(expected ['demand', 'index', 'x', 'y']) (customer 2, counting from 1)"),
+        (lambda d: d["customers"][0].update(index=1.5), "customers[0].index: must be a "
+         "non-negative integer, got 1.5 (customer 1, counting from 1)"),
+        # a value that is not integral is shown as it is
+        (lambda d: d["customers"][0].update(demand=40.5), "customers[0].demand: 40.5 exceeds "
+         "vehicle_capacity 40 (customer 1, counting from 1, index 4)"),
+        # the largest depot listed second
+        (lambda d: d["depots"][1].update(capacity=34) or d["customers"][2].update(demand=35),
+         "customers[2].demand: 35 exceeds every depot's capacity (the largest: depots[1].capacity "
+         "34, index 0) (customer 3, counting from 1, index 3)"),
+    ],
+)  # fmt: skip
+def test_whole_messages_of_malformed_fields(change, message):
+    assert _message(_broken(change)) == message
+
+
+def test_edge_values_that_are_allowed():
+    # total demand 45 exactly the total depot capacity; a route fee of 0 (non-negative)
+    data = _broken(
+        lambda d: d["depots"][0].update(capacity=20) or d["depots"][1].update(capacity=25)
+    )
+    data["vehicle_costs"] = 0
+    inst = instance_from_schneider(data)
+    assert inst.depot_capacity.sum() == inst.demand.sum() == 45 and inst.vehicle_fixed_cost == 0
+    data["vehicle_costs"] = 0.5
+    assert instance_from_schneider(data).vehicle_fixed_cost == 0.5
+    # small positive capacities and demands (units are the file's)
+    small = {
+        "customers": [{"demand": 1, "index": 1, "x": 0, "y": 1},
+                      {"demand": 0.5, "index": 2, "x": 1, "y": 1}],
+        "depots": [{"capacity": 1.5, "costs": 0, "index": 0, "x": 0, "y": 0}],
+        "vehicle_capacity": 1,
+        "vehicle_costs": 3,
+    }  # fmt: skip
+    inst = instance_from_schneider(small)
+    assert inst.vehicle_capacity == 1 and list(inst.demand) == [1, 0.5]
+    # capacities are compared with the env's tolerance: a total demand of the total capacity
+    # plus CAPACITY_TOLERANCE still fits
+    edge = {**small, "customers": [{"demand": 1 + CAPACITY_TOLERANCE, "index": 1, "x": 0, "y": 1}]}
+    edge["depots"] = [{"capacity": 1, "costs": 0, "index": 0, "x": 0, "y": 0}]
+    assert instance_from_schneider(edge).demand[0] == 1 + CAPACITY_TOLERANCE
+    small["depots"][0]["capacity"] = 1
+    small["customers"][1]["demand"] = 0.001  # over 1 by more than the tolerance
+    assert _message(small) == (
+        "customers[*].demand: total demand 1.001 exceeds the total depot capacity 1 (the sum "
+        "of depots[*].capacity)"
+    )
+
+
+def test_the_name_is_the_file_field_else_the_given_name_else_empty(tmp_path):
+    assert instance_from_schneider(tiny(), name="other").name == "tiny"
+    data = tiny()
+    del data["name"]
+    assert instance_from_schneider(data, name="other").name == "other"
+    assert instance_from_schneider(data).name == ""
+    path = write(tmp_path, tiny(), "100-5-2c.json")  # the field, not the file's stem
+    assert read_schneider(path).name == "tiny"
+
+
+def test_a_rule_of_the_env_on_the_whole_instance_is_its_message_alone(tmp_path):
+    """Customers of demand 30 (two, 60 in all) fit only the depot of 50: the env's rule on the
+    whole instance, without the env's name or batch prefix."""
+    data = {
+        "customers": [{"demand": 30, "index": 2, "x": 1, "y": 1},
+                      {"demand": 30, "index": 3, "x": 2, "y": 1}],
+        "depots": [{"capacity": 10, "costs": 1, "index": 0, "x": 0, "y": 0},
+                   {"capacity": 50, "costs": 1, "index": 1, "x": 5, "y": 0}],
+        "vehicle_capacity": 40,
+        "vehicle_costs": 1,
+    }  # fmt: skip
+    expected = (
+        "customers with demand >= 30 need 60 but the depots that can hold them "
+        "(depot_capacity >= 30) have only 50"
+    )
+    assert _message(data) == expected  # no name: CLRPInstance's prefix is removed
+    assert _message(data, name="given") == expected
+    assert _message({**data, "name": "named"}) == expected
+    path = write(tmp_path, {**data, "name": "named"}, "whole.json")
+    with pytest.raises(ValueError) as info:
+        read_schneider(path)
+    assert str(info.value) == f"{path}:1: {expected}"
+
+
+def test_the_layout_predicate_looks_at_the_first_entry_of_either_list():
+    for key in ("depots", "customers"):
+        other = "customers" if key == "depots" else "depots"
+        for field in ("index", "costs"):
+            data = {key: [{field: 1, "x": 0}], other: [{"x": 0}]}
+            assert is_schneider_layout(data), data
+            assert is_schneider_layout({key: [{field: 1}]}), data
+        assert not is_schneider_layout({key: [{"x": 0}, {"index": 1}], other: []})
+        assert not is_schneider_layout({key: [], other: [{"y": 0}]})
+        assert not is_schneider_layout({key: [3, {"index": 1}]})
+        assert not is_schneider_layout({key: {"index": 1}})

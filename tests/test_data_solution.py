@@ -4,6 +4,7 @@ writer (format as documented in ``CLRPSolution.read_sol``)."""
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -48,17 +49,16 @@ def test_capacity_messages_and_the_tolerance_boundary(inst):
     _raises(
         CLRPSolution([Route(1, (1, 2))]), inst, "route 0 (depot 1) carries 11 > vehicle capacity 10"
     )
-    inst.depot_capacity[:] = [20.0, 10.0]
+    inst = replace(inst, depot_capacity=np.array([20.0, 10.0]))
     two = CLRPSolution([Route(0, (0,)), Route(1, (1,)), Route(1, (2,))])
     _raises(two, inst, "depot 1 serves 11 > its capacity 10")
-    # exactly at capacity, and at capacity + CAPACITY_TOLERANCE: valid (changed in place, after
-    # the instance's own checks)
-    inst.depot_capacity[:] = [20.0, 11.0]
-    two.check(inst)
-    inst.depot_capacity[:] = [20.0, 11.0 - CAPACITY_TOLERANCE]
-    two.check(inst)
-    inst.demand[2] = inst.vehicle_capacity + CAPACITY_TOLERANCE
-    inst.depot_capacity[:] = [20.0, 5.0 + inst.demand[2] - CAPACITY_TOLERANCE]
+    # exactly at capacity, and at capacity + CAPACITY_TOLERANCE: valid
+    two.check(replace(inst, depot_capacity=np.array([20.0, 11.0])))
+    two.check(replace(inst, depot_capacity=np.array([20.0, 11.0 - CAPACITY_TOLERANCE])))
+    demand = inst.demand.copy()
+    demand[2] = inst.vehicle_capacity + CAPACITY_TOLERANCE
+    capacity = np.array([20.0, 5.0 + demand[2] - CAPACITY_TOLERANCE])
+    inst = replace(inst, demand=demand, depot_capacity=capacity)
     two.check(inst)
     _raises(CLRPSolution([Route(0, (0, 1, 2))]), inst, "route 0 (depot 0) carries 19 > vehicle "
             "capacity 10")  # fmt: skip

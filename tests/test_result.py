@@ -46,3 +46,40 @@ def test_solve_returns_the_cost_parts_without_the_file():
     result = solve(instance, "pyvrp", iterations=100)
     assert result.cost == result.solution.cost(instance)
     assert result.status is Status.FEASIBLE and "    status: feasible" in str(result)
+
+
+def test_an_interrupted_run_keeps_its_status_and_says_it_was_interrupted():
+    instance = random_instance(4, seed=1, num_depots=2)
+    solution = CLRPSolution([Route(1, (0, 1)), Route(1, (2, 3))])
+    cost = solution.cost(instance)
+    result = SolveResult(
+        solution, cost.total, "pyvrp", None, 0.5, Status.FEASIBLE, interrupted=True, cost=cost
+    )
+    lines = str(result).splitlines()
+    assert lines[2] == "    status: feasible (interrupted)"
+    assert "    method: pyvrp" in lines  # no model: no parentheses after the method
+    assert "    depots: 1 open" in lines
+    plain = SolveResult(solution, cost.total, "pyvrp", "", 0.5, Status.FEASIBLE, cost=cost)
+    assert str(plain).splitlines()[2] == "    status: feasible"
+    assert "    method: pyvrp" in str(plain).splitlines()
+
+
+def test_the_open_depots_are_listed_comma_separated():
+    instance = random_instance(4, seed=2, num_depots=3)
+    solution = CLRPSolution([Route(0, (0, 1)), Route(2, (2, 3))])
+    cost = solution.cost(instance)
+    result = SolveResult(solution, cost.total, "hybrid", "m", 1.0, Status.FEASIBLE, cost=cost)
+    assert "    depots: 0, 2 open" in str(result).splitlines()
+
+
+def test_no_objective_line_without_both_a_solution_and_its_cost():
+    instance = random_instance(4, seed=3, num_depots=2)
+    solution = CLRPSolution([Route(0, (0, 1)), Route(0, (2, 3))])
+    cost = solution.cost(instance)
+    for result in (
+        SolveResult(None, None, "pyvrp", None, 1.0, Status.NO_SOLUTION, cost=cost),
+        SolveResult(solution, cost.total, "pyvrp", None, 1.0, Status.FEASIBLE),
+    ):
+        text = str(result)
+        assert "objective:" not in text and "routes:" not in text and "depots:" not in text
+        assert text.splitlines()[3:] == ["    method: pyvrp", "   seconds: 1.00"]

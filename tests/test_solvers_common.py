@@ -1,6 +1,7 @@
 """The solvers' shared result record (``make_result``) and input checks, on a hand-made
 instance: every field of the result, each status, and the errors naming instance and solver."""
 
+import dataclasses
 import math
 import re
 
@@ -10,7 +11,6 @@ import pytest
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
 from clrp_rl4co.solvers.common import (
     SolverResult,
-    check_instance,
     check_solution,
     make_result,
 )
@@ -82,8 +82,10 @@ def test_an_invalid_solution_names_instance_source_and_violation(inst):
     check_solution(inst, CLRPSolution([Route(0, (1,)), Route(0, (0,))]), "anything")
 
 
-def test_check_instance_runs_the_env_rules_again(inst):
-    check_instance(inst)
-    inst.demand[1] = 12.0  # changed in place after construction
+def test_an_instance_cannot_change_after_its_check(inst):
+    """Checked once, on construction: its arrays cannot change in place afterwards, and a
+    changed copy is checked in its turn."""
+    with pytest.raises(ValueError, match="read-only"):
+        inst.demand[1] = 12.0
     with pytest.raises(ValueError, match=r"^hand: demand\[0, 1\] = 12 exceeds vehicle_capacity"):
-        check_instance(inst)
+        dataclasses.replace(inst, demand=np.array([1.0, 12.0]))

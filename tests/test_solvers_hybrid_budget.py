@@ -17,7 +17,7 @@ import pytest
 from clocks import FakeClock
 
 import clrp_rl4co.search.learned_starts as decoding
-from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route, tensordict_to_instances
 from clrp_rl4co.search import decode_plan, rollout_pool
 from clrp_rl4co.search.learned_starts import LearnedStarts, learned_starts
 from clrp_rl4co.solvers import hybrid, progress
@@ -297,9 +297,10 @@ def test_a_callers_deadline_is_the_budget_on_its_own_clock(monkeypatch):
 # ------------------------------------------------------------------------ which starts are kept
 def fake_rollouts(rows: list[CLRPSolution], num_depots: int):
     """A ``learned_starts._rollouts`` returning ``rows`` (as padded action rows) and their
-    exact costs."""
+    exact costs on the instance of the env input it is given."""
 
-    def rollouts(policy, env, instance, augment, starts):
+    def rollouts(policy, env, td, augment, starts):
+        (instance,) = tensordict_to_instances(td)
         actions = [s.to_actions(num_depots) for s in rows]
         width = max(len(a) for a in actions)
         padded = np.array([a + [a[-1]] * (width - len(a)) for a in actions])
@@ -359,7 +360,8 @@ def test_rollouts_of_permuted_start_blocks_map_back_to_the_instance_customers(
 
     decodes = []
 
-    def rollouts(policy, env, decoded, augment, starts):
+    def rollouts(policy, env, td, augment, starts):
+        (decoded,) = tensordict_to_instances(td)  # the env input the unit decodes
         decodes.append((policy, env, augment, starts, decoded.customer_locs.copy()))
         rows, costs = [], []
         n = decoded.num_customers

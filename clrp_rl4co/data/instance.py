@@ -39,6 +39,10 @@ class CLRPInstance:
         rounded_costs: if True every arc costs ``ceil(100 * d)`` (Prodhon cost-type flag 0),
             otherwise the Euclidean distance ``d`` itself (flag 1).
         name: free-form label (e.g. the file name).
+
+    The instance is checked once, on construction (:meth:`check`), and its arrays are
+    read-only copies of what was given (the cached cost matrix too): a change is a new instance
+    (``dataclasses.replace``), checked in its turn, so nothing downstream checks again.
     """
 
     depot_locs: np.ndarray
@@ -54,8 +58,8 @@ class CLRPInstance:
 
     def __post_init__(self):
         label = self.name or "CLRPInstance"
-        depot_locs = np.asarray(self.depot_locs, dtype=np.float64)
-        customer_locs = np.asarray(self.customer_locs, dtype=np.float64)
+        depot_locs = _read_only(self.depot_locs)
+        customer_locs = _read_only(self.customer_locs)
         for key, arr, size in (
             ("depot_locs", depot_locs, "D"),
             ("customer_locs", customer_locs, "N"),
@@ -72,7 +76,7 @@ class CLRPInstance:
             ("vehicle_capacity", ()),
             ("vehicle_fixed_cost", ()),
         ):
-            arr = np.asarray(getattr(self, key), dtype=np.float64)
+            arr = _read_only(getattr(self, key))
             if arr.shape != shape:
                 raise ValueError(f"{label}: {key}: expected shape {shape}, got {arr.shape}")
             object.__setattr__(self, key, float(arr) if shape == () else arr)
@@ -83,7 +87,7 @@ class CLRPInstance:
         """Raise ``ValueError`` unless the env accepts this instance: the env's rules
         (:func:`clrp_rl4co.envs.clrp.check_instance_validity`) on it as a batch of one, so the
         message indexes fields as ``demand[0, j]``; it starts with the instance's name (else
-        ``CLRPInstance``). Runs on construction; call it again after changing arrays in place.
+        ``CLRPInstance``). Runs on construction (the arrays cannot change after it).
         """
         td = instances_to_tensordict([self], normalize_locs=False)
         check_instance_validity(td, names=[self.name or "CLRPInstance"])
@@ -107,7 +111,9 @@ class CLRPInstance:
         """[D+N, D+N] float64 arc costs in the instance's units (cached)."""
         if self._dist is None:
             locs = self.locs
-            object.__setattr__(self, "_dist", self._outer_costs(locs, locs))
+            dist = self._outer_costs(locs, locs)
+            dist.flags.writeable = False
+            object.__setattr__(self, "_dist", dist)
         return self._dist
 
     def arc_costs(self, tails, heads) -> np.ndarray:
@@ -171,6 +177,13 @@ class CLRPInstance:
 
 #: The magnitudes the env's float32 arrays hold (every instance field but ``cost_locs``).
 FLOAT32_RANGE = f"{np.finfo(np.float32).smallest_subnormal:.2g} to {np.finfo(np.float32).max:.2g}"
+
+
+def _read_only(values) -> np.ndarray:
+    """A read-only float64 copy of ``values`` (the caller's array stays writable)."""
+    arr = np.array(values, dtype=np.float64)
+    arr.flags.writeable = False
+    return arr
 
 
 def outside_float32(value: float) -> bool:

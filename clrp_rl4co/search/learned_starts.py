@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from tensordict import TensorDict
 
 from ..data import CLRPInstance, CLRPSolution, instances_to_tensordict
 from . import decode_plan
@@ -51,29 +52,29 @@ class LearnedStarts:
     rollouts: list[CLRPSolution] = field(default_factory=list)
 
 
-def _reordered(instance: CLRPInstance, order: np.ndarray) -> CLRPInstance:
-    """``instance`` with its customers listed in ``order`` (customer ``k`` is ``order[k]``)."""
-    return CLRPInstance(
-        depot_locs=instance.depot_locs,
-        customer_locs=instance.customer_locs[order],
-        depot_capacity=instance.depot_capacity,
-        opening_cost=instance.opening_cost,
-        demand=instance.demand[order],
-        vehicle_capacity=instance.vehicle_capacity,
-        vehicle_fixed_cost=instance.vehicle_fixed_cost,
-        rounded_costs=instance.rounded_costs,
-        name=instance.name,
-    )
+def customers_in_order(td: TensorDict, order: np.ndarray) -> TensorDict:
+    """The env input ``td`` [B] with its customers listed in ``order`` (customer ``k`` is
+    ``order[k]``, [N] indices): the customer rows of ``locs`` and ``cost_locs`` and the
+    entries of ``demand`` permuted; the depots and the rest as they are (shared, not copied)."""
+    num_depots = td["depot_capacity"].shape[-1]
+    order = torch.as_tensor(order, dtype=torch.long, device=td.device)
+    nodes = torch.cat([torch.arange(num_depots, device=td.device), num_depots + order])
+    permuted = td.clone(recurse=False)
+    permuted["locs"] = td["locs"][..., nodes, :]
+    permuted["cost_locs"] = td["cost_locs"][..., nodes, :]
+    permuted["demand"] = td["demand"][..., order]
+    return permuted
 
 
 @torch.no_grad()
-def _rollouts(policy, env, instance: CLRPInstance, augment: list[int] | None, starts: int):
-    """Decode ``instance`` (greedy when ``starts == 0``, else multistart greedy from its first
-    ``starts`` customers) on the dihedral transforms ``augment`` (None: the identity only).
-    Returns ``(actions [R, T] numpy, costs [R] numpy)``, costs in the instance's units."""
+def _rollouts(policy, env, td: TensorDict, augment: list[int] | None, starts: int):
+    """Decode the instance of ``td`` (an env input of one instance; greedy when ``starts ==
+    0``, else multistart greedy from its first ``starts`` customers) on the dihedral transforms
+    ``augment`` (None: the identity only). Returns ``(actions [R, T] numpy, costs [R]
+    numpy)``, costs in the instance's units."""
     from rl4co.data.transforms import StateAugmentation
 
-    td = env.reset(instances_to_tensordict([instance]))
+    td = env.reset(td)
     if augment is not None:
         td = StateAugmentation(num_augment=8, augment_fn="dihedral8")(td)[torch.tensor(augment)]
     if starts:
@@ -84,12 +85,14 @@ def _rollouts(policy, env, instance: CLRPInstance, augment: list[int] | None, st
 
 
 class _Decoding:
-    """One :func:`learned_starts` call: its clock from the start, the rollouts kept, the
-    measured/predicted time ratio of the last unit, the rollouts decoded and the labels."""
+    """One :func:`learned_starts` call: its clock from the start, the instance as an env input
+    (made once; a unit that starts from a block of customers permutes it), the rollouts kept,
+    the measured/predicted time ratio of the last unit, the rollouts decoded and the labels."""
 
     def __init__(self, instance: CLRPInstance, policy, env, clock: Callable[[], float]) -> None:
         self.instance, self.policy, self.env, self.clock = instance, policy, env, clock
         self.start = clock()
+        self.td = instances_to_tensordict([instance])
         self.pool = RolloutPool(instance.num_depots, decode_plan.PARAMS.pool_size)
         self.ratio = 1.0  # safety x measured / predicted time of the last unit
         self.trajectories = 0
@@ -121,8 +124,8 @@ class _Decoding:
         from a block of them), keep its best rollouts and rescale the predictions."""
         began = self.clock()
         reorders = 0 < unit.starts < self.instance.num_customers
-        decoded = _reordered(self.instance, unit.order) if reorders else self.instance
-        actions, costs = _rollouts(self.policy, self.env, decoded, unit.transforms, unit.starts)
+        td = customers_in_order(self.td, unit.order) if reorders else self.td
+        actions, costs = _rollouts(self.policy, self.env, td, unit.transforms, unit.starts)
         self.pool.add(actions, costs, unit.order if reorders else None)
         measured = self.clock() - began
         self.ratio = decode_plan.PARAMS.prediction_safety * measured / self.prior(unit)
@@ -152,9 +155,8 @@ class _Decoding:
 
         # the last expansion may run past the stop by about an x8 decode's time
         end = self.start + seconds - x8_seconds
-        td = instances_to_tensordict([self.instance])
         actions, parts, _ = decode_batch(
-            self.policy, self.env, td, "sgbs:4x4+aug8", stop=lambda: self.clock() >= end
+            self.policy, self.env, self.td, "sgbs:4x4+aug8", stop=lambda: self.clock() >= end
         )
         self.pool.add(actions.cpu().numpy(), parts["total"].double().cpu().numpy(), None)
         self.trajectories += 1

@@ -36,13 +36,18 @@ class RolloutPool:
         is ``order[k]``; None: the instance itself). Equal costs keep their decoding order; a
         rollout seen before is kept once."""
         num_depots = self.num_depots
-        best = np.argsort(costs, kind="stable")[: self.keep]
-        for r in best:
+        added: set[tuple[int, ...]] = set()
+        for r in np.argsort(costs, kind="stable"):
+            if len(added) == self.keep:  # the batch's best distinct rollouts are in
+                break
             row = actions[r].astype(np.int64)
             if order is not None:  # customers only (depot indices may exceed the customers')
                 customers = row >= num_depots
                 row[customers] = num_depots + order[row[customers] - num_depots]
-            self.items.append((float(costs[r]), tuple(int(a) for a in row)))
+            rollout = tuple(int(a) for a in row)
+            if rollout not in added:
+                added.add(rollout)
+                self.items.append((float(costs[r]), rollout))
         self.items.sort(key=lambda item: item[0])
         seen, kept = set(), []
         for item in self.items:

@@ -15,7 +15,7 @@ PyVRP's own ``MaxRuntime`` and HiGHS's ``time_limit`` appear only at their calls
 
 from ..search.learned_starts import learned_starts
 from .api import local_search_td, solve, solve_td
-from .common import SolverResult, check_instance
+from .common import SolverResult
 from .exact import solve_exact
 from .hybrid import HybridResult, solve_hybrid
 from .pyvrp_solver import solve_pyvrp
@@ -24,7 +24,6 @@ from .refine import refine_solution
 __all__ = [
     "HybridResult",
     "SolverResult",
-    "check_instance",
     "learned_starts",
     "local_search_td",
     "refine_solution",

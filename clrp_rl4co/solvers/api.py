@@ -23,7 +23,7 @@ import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, tensordict_to_instances
 from ..envs.clrp.validity import PADDING_ACTION
-from .common import SolverResult, check_instance
+from .common import SolverResult
 from .refine import refine_solution
 
 SOLVERS = ("pyvrp", "exact")
@@ -106,16 +106,14 @@ def solve(
             (e.g. ``threads``, ``strategy``, ``depot_search``).
 
     Raises:
-        ValueError: unknown solver, ``seconds=None`` for the exact solver, or an obviously
-            infeasible instance (before any solving).
+        ValueError: unknown solver or ``seconds=None`` for the exact solver (before any
+            solving; an instance was checked when it was made).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     if solver == "exact" and seconds is None:
         raise ValueError("the exact solver needs a time limit: pass seconds")
     instances = list(instances)
-    for inst in instances:
-        check_instance(inst)
     jobs = [(inst, solver, seconds, seed, max_iterations, kw) for inst in instances]
     return _map(_solve_one, jobs, num_procs, progress, f"{solver}", executor)
 

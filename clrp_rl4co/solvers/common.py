@@ -35,16 +35,6 @@ class SolverResult:
     name: str = ""
 
 
-def check_instance(instance: CLRPInstance) -> None:
-    """Raise ``ValueError``, naming the instance, when the env would reject ``instance``: the
-    env's instance rules (:func:`clrp_rl4co.envs.clrp.check_instance_validity`), which include
-    the necessary condition of the depot bin packing (for every demand ``t``, the customers
-    with demand ``>= t`` fit into the depots with capacity ``>= t``). ``CLRPInstance`` runs
-    them on construction; solvers run them again before solving, as the arrays are mutable.
-    """
-    instance.check()
-
-
 def check_solution(instance: CLRPInstance, solution: CLRPSolution, problem: str) -> None:
     """:meth:`CLRPSolution.check`; on failure a ``ValueError`` reading ``instance <name>:
     <problem>: <what is wrong>``, e.g. ``problem="solver 'pyvrp' returned an invalid

@@ -167,7 +167,7 @@ def sweep_routes(instance: CLRPInstance, depot: int, customers) -> list[Route]:
     angle around the depot (``arctan2``, from -pi to pi; ties in the order given), cut into
     consecutive routes whose load stays within the vehicle capacity (a new route when the next
     customer would exceed it). Every demand must fit one vehicle
-    (:func:`.common.check_instance`).
+    (:meth:`.CLRPInstance.check`, on construction).
 
     Args:
         instance: the instance.

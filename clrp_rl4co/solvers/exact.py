@@ -20,7 +20,7 @@ import highspy
 import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution
-from .common import SolverResult, check_instance, check_solution, make_result
+from .common import SolverResult, check_solution, make_result
 from .exact_model import MipModel, build_model, extract_solution, solution_values
 from .highs import INF, load_mip, new_highs, run_highs, start_from
 from .stopping import Deadline, as_deadline
@@ -75,11 +75,9 @@ def solve_exact(
         warm start gave one within the time limit.
 
     Raises:
-        ValueError: an obviously infeasible instance, an invalid ``warm_start`` solution, an
-            unknown ``strategy``, or a MIP solution that decodes to an invalid CLRP solution
-            (a bug in the model).
+        ValueError: an invalid ``warm_start`` solution, an unknown ``strategy``, or a MIP
+            solution that decodes to an invalid CLRP solution (a bug in the model).
     """
-    check_instance(instance)
     start = time.perf_counter()
     deadline = as_deadline(seconds)
     incumbent: CLRPSolution | None = None

@@ -39,7 +39,7 @@ import torch
 
 from ..data import CLRPInstance, CLRPSolution
 from ..search.learned_starts import LearnedStarts, learned_starts
-from .common import SolverResult, check_instance, make_result
+from .common import SolverResult, make_result
 from .decompose import LARGE_INSTANCE
 from .incumbent import Incumbent
 from .progress import ProgressBar
@@ -196,8 +196,7 @@ def _finish(best: Incumbent, seed: int) -> None:
         best.attempt(partial(_refine, best.instance, best.solution, seed), math.inf)
 
 
-def _check_arguments(instance: CLRPInstance, seconds: float, starts: int, **shares) -> None:
-    check_instance(instance)
+def _check_arguments(seconds: float, starts: int, **shares) -> None:
     if not seconds > 0:
         raise ValueError(f"seconds: must be positive, got {seconds}")
     if starts < 1:
@@ -252,14 +251,13 @@ def solve_hybrid(
         units and ``start_objective`` is the best learned start's.
 
     Raises:
-        ValueError: ``instance`` is obviously infeasible, or a non-positive ``seconds`` /
-            ``starts`` or a share outside [0, 1].
+        ValueError: a non-positive ``seconds`` / ``starts`` or a share outside [0, 1].
     """
     given = seconds if isinstance(seconds, Deadline) else None
     if given is not None:
         seconds, clock = max(given.left(), 1e-3), given.clock
-    _check_arguments(instance, seconds, starts, start_share=start_share,
-                     explore_share=explore_share, recombine_share=recombine_share)  # fmt: skip
+    _check_arguments(seconds, starts, start_share=start_share, explore_share=explore_share,
+                     recombine_share=recombine_share)  # fmt: skip
     begin = clock()
     given = given or Deadline(seconds, clock, start=begin)
     deadline = given.before(PARAMS.end_margin)  # every run returns by then

@@ -29,7 +29,7 @@ from pyvrp.IteratedLocalSearch import IteratedLocalSearchParams
 from pyvrp.solve import SolveParams
 
 from ..data import CLRPInstance, CLRPSolution
-from .common import SolverResult, check_instance, check_solution, make_result, solution_cost
+from .common import SolverResult, check_solution, make_result, solution_cost
 from .decompose import LARGE_INSTANCE
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
 from .set_estimate import SetEstimate
@@ -328,11 +328,9 @@ def solve_pyvrp(
         budget (and there is no ``initial``).
 
     Raises:
-        ValueError: ``instance`` is obviously infeasible (:func:`.common.check_instance`),
-            ``initial`` is not a valid solution of it, or PyVRP's result decodes to an invalid
-            solution (a bug in the encoding).
+        ValueError: ``initial`` is not a valid solution of ``instance``, or PyVRP's result
+            decodes to an invalid solution (a bug in the encoding).
     """
-    check_instance(instance)
     if initial is not None:
         check_solution(instance, initial, "the initial solution is invalid")
     start = time.perf_counter()

@@ -16,7 +16,7 @@ Modes:
 from __future__ import annotations
 
 from ..data import CLRPInstance, CLRPSolution
-from .common import check_instance, check_solution
+from .common import check_solution
 from .pyvrp_encoding import encode
 from .pyvrp_solver import depot_set_search, run_pyvrp
 
@@ -46,12 +46,10 @@ def refine_solution(
         max_iterations: PyVRP iterations; 0 returns ``solution`` unchanged.
 
     Raises:
-        ValueError: ``instance`` obviously infeasible (:func:`.common.check_instance`); unknown
-            ``mode``; ``solution`` naming a depot or customer that does not exist, holding an
-            empty route or serving a customer twice; or PyVRP's result decoding to an invalid
-            solution (a bug in the encoding).
+        ValueError: unknown ``mode``; ``solution`` naming a depot or customer that does not
+            exist, holding an empty route or serving a customer twice; or PyVRP's result
+            decoding to an invalid solution (a bug in the encoding).
     """
-    check_instance(instance)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if max_iterations is not None and max_iterations <= 0:
