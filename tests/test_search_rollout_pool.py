@@ -22,3 +22,12 @@ def test_across_batches_the_best_distinct_rollouts_are_kept():
     batch = np.array([[0, 1, 2, 0], [0, 2, 0, 1], [0, 2, 0, 1]])
     pool.add(batch, np.array([5.0, 4.0, 4.0]), None)
     assert pool.items == [(4.0, (0, 2, 0, 1)), (5.0, (0, 1, 2, 0))]
+
+
+def test_a_full_batch_still_ranks_and_trims_the_pool():
+    """The batch fills its ``keep`` places at once: the pool is still the best ``keep`` of all
+    it has seen, cheapest first."""
+    pool = RolloutPool(num_depots=1, keep=1)
+    pool.add(np.array([[0, 1, 0]]), np.array([5.0]), None)
+    pool.add(np.array([[0, 2, 0], [0, 3, 0]]), np.array([2.0, 1.0]), None)
+    assert pool.items == [(1.0, (0, 3, 0))]

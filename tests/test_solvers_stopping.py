@@ -214,3 +214,21 @@ def test_a_budget_part_is_a_share_of_each_budget_and_at_least_one_iteration(
 def test_a_budget_part_rounds_iterations_down():
     assert Budget(None, 999).part(0.15).iterations == 149
     assert Budget(None, 0).part(1.0).iterations == 1  # at least one
+
+
+def test_a_deadline_before_another_reads_the_clock_once_and_keeps_it_without_a_limit():
+    """Its start and its seconds are the same reading: made at 0 with 10 s (ends at 10), read
+    at 2 by ``before(2)`` (6 s from 2, ending at 8) and at 5 afterwards: 3 s are left. A
+    deadline without a limit gives one on the same clock."""
+    readings = iter([0.0, 2.0])
+    clock = FakeClock(5.0)
+    deadline = Deadline(10.0, lambda: next(readings, clock()))
+    earlier = deadline.before(2.0)
+    assert earlier.seconds == 6.0 and earlier.left() == 3.0
+    unlimited = Deadline(None, clock).before(0.5)
+    assert unlimited.clock is clock and unlimited.seconds is None
+
+
+def test_without_a_limit_or_iterations_the_error_says_exactly_what_to_give():
+    with pytest.raises(ValueError, match=r"^give seconds or max_iterations$"):
+        Deadline(None).criterion()
