@@ -294,17 +294,7 @@ ALSO_COPY: dict[str, list[str]] = {
 
 #: Tests that run a copy of the module outside mutmut's package (a subprocess on a copied
 #: folder): mutmut's trampolines cannot run there, so they are deselected for that module.
-_REAL_CLOCK_BUDGET = (
-    # route_on_set on the real clock, its budget compared with a relative tolerance of 1e-6:
-    # under mutmut's trampolines the microseconds spent before the run exceed it (unmutated)
-    "tests/test_solvers_pyvrp_budget.py::"
-    "test_route_on_set_without_polish_is_one_fleet_run_on_the_whole_budget"
-)
 DESELECT: dict[str, list[str]] = {
-    "clrp_rl4co/solvers/stopping.py": [_REAL_CLOCK_BUDGET],
-    "clrp_rl4co/solvers/set_search.py": [_REAL_CLOCK_BUDGET],
-    "clrp_rl4co/solvers/set_estimate.py": [_REAL_CLOCK_BUDGET],
-    "clrp_rl4co/solvers/pyvrp_solver.py": [_REAL_CLOCK_BUDGET],
     "clrp_rl4co/envs/clrp/generator.py": [
         "tests/test_generator_presets.py::"
         "test_the_env_folder_alone_knows_only_the_paper_presets_and_takes_registrations",

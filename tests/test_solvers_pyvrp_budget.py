@@ -122,9 +122,10 @@ def test_route_on_set_splits_an_iteration_budget_the_same_way(fake_runs):
 
 
 def test_route_on_set_without_polish_is_one_fleet_run_on_the_whole_budget(fake_runs):
-    _, calls = fake_runs
-    route_on_set(two_clusters(), [0, 1], seconds=10.0, max_iterations=50, polish_share=0)
-    assert calls == [("fleet", pytest.approx(10.0), 50, 0)]
+    clock, calls = fake_runs
+    route_on_set(two_clusters(), [0, 1], seconds=10.0, max_iterations=50, polish_share=0,
+                 clock=clock)  # fmt: skip
+    assert calls == [("fleet", 10.0, 50, 0)]
 
 
 # ------------------------------------------------------------------------ depot_set_search
