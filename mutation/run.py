@@ -107,7 +107,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_data_json.py",
     ],
     "clrp_rl4co/data/json_text.py": [
-        "tests/test_mut_json_text.py",
+        "tests/test_data_json_text.py",
         "tests/test_data_json.py",
         "tests/test_data_schneider.py",
     ],
@@ -154,7 +154,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_pyvrp.py",
     ],
     "clrp_rl4co/solvers/set_estimate.py": [
-        "tests/test_mut_set_estimate.py",
+        "tests/test_solvers_set_estimate.py",
         "tests/test_set_features.py",
         "tests/test_solvers_pyvrp_budget.py",
         "tests/test_solvers_pyvrp.py",
@@ -162,7 +162,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_decompose.py",
     ],
     "clrp_rl4co/solvers/set_search.py": [
-        "tests/test_mut_set_search.py",
+        "tests/test_solvers_set_search.py",
         "tests/test_solvers_pyvrp_budget.py",
         "tests/test_solvers_pyvrp.py",
         "tests/test_solvers_decompose.py",
@@ -175,7 +175,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_decompose.py",
     ],
     "clrp_rl4co/solvers/hybrid.py": [
-        "tests/test_mut_hybrid.py",
+        "tests/test_solvers_hybrid_parts.py",
         "tests/test_solvers_hybrid_budget.py",
         "tests/test_solvers_hybrid.py",
     ],
@@ -183,7 +183,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_recombine.py",
     ],
     "clrp_rl4co/solvers/incumbent.py": [
-        "tests/test_mut_incumbent.py",
+        "tests/test_solvers_incumbent.py",
         "tests/test_solvers_hybrid_budget.py",
     ],
     "clrp_rl4co/search/learned_starts.py": [
@@ -191,7 +191,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_hybrid_budget.py",
     ],
     "clrp_rl4co/solvers/progress.py": [
-        "tests/test_mut_progress.py",
+        "tests/test_solvers_progress.py",
         "tests/test_solvers_hybrid_budget.py",
     ],
     "clrp_rl4co/search/decode_plan.py": [
@@ -222,7 +222,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solve_many.py",
     ],
     "clrp_rl4co/arguments.py": [
-        "tests/test_mut_arguments.py",
+        "tests/test_arguments.py",
         "tests/test_solve.py",
         "tests/test_solve_many.py",
     ],

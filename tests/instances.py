@@ -21,3 +21,20 @@ def random_instance(num_customers: int, seed: int, num_depots: int = 5) -> CLRPI
         vehicle_fixed_cost=1.0,
         name=f"clrp{num_customers}_{seed}",
     )
+
+
+def large_golden_instance() -> CLRPInstance:
+    """The 2,000-customer instance of the golden tests (``decompose.LARGE_INSTANCE``): six
+    depots holding about twice the demand, drawn with seed 11."""
+    rng = np.random.default_rng(11)
+    num_customers, num_depots = 2000, 6
+    return CLRPInstance(
+        depot_locs=rng.random((num_depots, 2)),
+        customer_locs=rng.random((num_customers, 2)),
+        depot_capacity=rng.uniform(3000, 6000, num_depots) * 12 / num_depots,
+        opening_cost=rng.uniform(50, 100, num_depots),
+        demand=rng.integers(10, 20, num_customers).astype(float),
+        vehicle_capacity=70.0,
+        vehicle_fixed_cost=1.0,
+        name="large",
+    )

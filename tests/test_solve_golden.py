@@ -19,12 +19,11 @@ differently, not that it got better or worse.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from instances import random_instance
+from instances import large_golden_instance, random_instance
 
 from clrp_rl4co import solve
-from clrp_rl4co.data import CLRPInstance, read_prodhon, tensordict_to_instances
+from clrp_rl4co.data import read_prodhon, tensordict_to_instances
 from clrp_rl4co.data.json_instance import write_json_instance
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
 
@@ -89,17 +88,6 @@ def test_exact_and_auto_on_a_tiny_instance():
 
 def test_two_thousand_customers():
     """``decompose.LARGE_INSTANCE``: one ranked depot set, routed by parts."""
-    rng = np.random.default_rng(11)
-    num_customers, num_depots = 2000, 6
-    instance = CLRPInstance(
-        depot_locs=rng.random((num_depots, 2)),
-        customer_locs=rng.random((num_customers, 2)),
-        depot_capacity=rng.uniform(3000, 6000, num_depots) * 12 / num_depots,
-        opening_cost=rng.uniform(50, 100, num_depots),
-        demand=rng.integers(10, 20, num_customers).astype(float),
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-        name="large",
-    )
+    instance = large_golden_instance()
     result = solve(instance, "pyvrp", iterations=50, seed=5)
     pinned(result, instance, 989.4459642647014, (1, 2, 4, 5), 444, "pyvrp")

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pytest
-from instances import random_instance
+from instances import large_golden_instance, random_instance
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, read_prodhon, tensordict_to_instances
 from clrp_rl4co.envs.clrp import CLRPGenerator, generate_dataset
@@ -67,17 +66,6 @@ def test_route_on_a_fixed_depot_set():
 
 def test_the_large_instance_path():
     """2,000 customers (``decompose.LARGE_INSTANCE``): one ranked set, routed by parts."""
-    rng = np.random.default_rng(11)
-    num_customers, num_depots = 2000, 6
-    instance = CLRPInstance(
-        depot_locs=rng.random((num_depots, 2)),
-        customer_locs=rng.random((num_customers, 2)),
-        depot_capacity=rng.uniform(3000, 6000, num_depots) * 12 / num_depots,
-        opening_cost=rng.uniform(50, 100, num_depots),
-        demand=rng.integers(10, 20, num_customers).astype(float),
-        vehicle_capacity=70.0,
-        vehicle_fixed_cost=1.0,
-        name="large",
-    )
+    instance = large_golden_instance()
     result = solve_pyvrp(instance, seconds=None, max_iterations=50, seed=5, depot_search=True)
     assert_pinned(instance, result.solution, 989.4459642647014, (1, 2, 4, 5), 444)
