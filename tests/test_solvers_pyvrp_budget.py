@@ -337,6 +337,24 @@ def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
 
 
 # ------------------------------------------------------------------ what each run is given
+def test_route_on_set_starts_no_polish_once_the_deadline_has_passed(fake_runs):
+    """A fleet run that overruns the whole 10 s (by 0.5 s) leaves no time: the trips polish
+    does not start (a PyVRP run past its deadline still pays its set-up), and the fleet's
+    solution is returned."""
+    clock, calls = fake_runs
+    real = pyvrp_solver.run_pyvrp
+
+    def overrunning_fleet(enc, seconds, *args, **kwargs):
+        found = real(enc, seconds, *args, **kwargs)
+        clock.now += 1.5 if enc.kind == "fleet" else 0.0
+        return found
+
+    pyvrp_solver.run_pyvrp = overrunning_fleet
+    found = route_on_set(two_clusters(), [0, 1], seconds=10.0, clock=clock)
+    assert [c[0] for c in calls] == ["fleet"]
+    assert found == spread([0, 1], 6)
+
+
 CHEAP = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])  # on {0, 1}
 DEAR = CLRPSolution([Route(0, (j,)) for j in range(3)] + [Route(1, (j,)) for j in range(3, 6)])
 
@@ -519,21 +537,22 @@ def test_a_candidate_exactly_at_the_search_end_still_runs(monkeypatch):
 
 def test_ranking_out_of_time_ends_the_search_with_its_best_set(monkeypatch):
     """A clock that ticks 1 s per read: the ranking (10% of 100 s) estimates ten sets; the
-    first run then takes 85 s, so the search ends (at 80 s) when the neighbours of the first
-    set need new estimates; the last run gets what is left."""
+    first run then takes 84 s, so the search ends (at 80 s) when the neighbours of the first
+    set need new estimates; the last run gets what is left (each run reads the clock once,
+    for the time the search has left)."""
 
     clock, calls = TickingClock(), []
 
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
               polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), seconds))
-        clock.now += 85.0 if len(calls) == 1 else 0.0
+        clock.now += 84.0 if len(calls) == 1 else 0.0
         return spread(depots, 6)
 
     monkeypatch.setattr(pyvrp_solver, "route_on_set", route)
     found = depot_set_search(two_clusters(), 100.0, clock=clock)
     assert [c[0] for c in calls] == [(0, 1), (0, 1)] and found.open_depots == (0, 1)
-    assert 0 < calls[-1][1] < 15.0 - 85.0 + 100.0 - 14.9  # a few ticks less than 15 s
+    assert 0 < calls[-1][1] < 100.0 - 84.0 - 10.0  # the ranking's ticks and others less
     clock, calls = TickingClock(), []
     depot_set_search(two_clusters(), 1e-3, clock=clock)  # no set ranked in time: all depots
     assert calls[0][0] == (0, 1, 2, 3)
@@ -1070,7 +1089,7 @@ def test_a_search_ended_by_the_rankings_time_leaves_its_unrun_iterations_to_the_
     def route(instance, depots, seconds, max_iterations=None, seed=0, initial=None,
               polish_share=POLISH_SHARE, clock=None):  # fmt: skip
         calls.append((tuple(sorted(depots)), max_iterations))
-        clock.now += 85.0 if len(calls) == 1 else 0.0
+        clock.now += 84.0 if len(calls) == 1 else 0.0
         return spread(depots, 6)
 
     monkeypatch.setattr(pyvrp_solver, "route_on_set", route)

@@ -60,6 +60,20 @@ def test_a_restricted_set_is_polished_only_below_the_customer_count(threshold, p
     assert calls == [((0,), None, 10, 7, 0.3 if polished else 0.0)]
 
 
+def test_a_run_never_gets_more_seconds_than_the_search_has_left():
+    """A set's share of the search's 100 s is 30 s, but only 4 s of the search are left: the
+    run gets 4 s (its deadline would fall after the search's otherwise); a share that fits
+    stays as it is."""
+    instance = tight()
+    clock, calls = FakeClock(), []
+    search = SetSearch(instance, Deadline(100.0, clock), None, 0, recording_route(calls),
+                       SetSearchParams())  # fmt: skip
+    search.run_set((0, 1), Budget(3.0, None), 1, None)
+    clock.now += 96.0
+    search.run_set((0, 1), Budget(30.0, None), 2, None)
+    assert [c[1] for c in calls] == [3.0, pytest.approx(4.0)]
+
+
 def test_the_initial_solution_is_kept_when_the_last_run_only_ties_it():
     """Nothing beats ``initial``: every run finds nothing but the last, which finds a
     different solution of exactly its cost; ``initial`` is kept."""

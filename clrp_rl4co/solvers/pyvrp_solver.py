@@ -241,7 +241,7 @@ def route_on_set(
         trips_seconds = None if left is None else min(fleet.seconds, left)
         return run_pyvrp(encode(instance, depots), trips_seconds, fleet.iterations, seed,
                          initial, scaled_history=scaled_history)  # fmt: skip
-    if polish_share <= 0:
+    if polish_share <= 0 or deadline.expired():
         return best
     polish = budget.part(polish_share)
     polished = run_pyvrp(encode(instance, depots), deadline, polish.iterations, seed + 1,

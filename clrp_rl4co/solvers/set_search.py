@@ -182,7 +182,10 @@ class SetSearch:
             small = self.instance.num_customers < self.params.restricted_polish_customers
             polish = small and fleet_restricts(self.instance, depots)
         polish_share = self.params.polish_share if polish else 0.0
-        return self.route(self.instance, depots, budget.seconds, budget.iterations, seed, warm,
+        seconds, left = budget.seconds, self.deadline.left()
+        if seconds is not None and left is not None:  # never past the search's deadline
+            seconds = min(seconds, left)
+        return self.route(self.instance, depots, seconds, budget.iterations, seed, warm,
                           polish_share, clock=self.deadline.clock)  # fmt: skip
 
     def start(self, ranked: list[tuple[int, ...]], initial: CLRPSolution | None) -> list:
@@ -261,7 +264,7 @@ class SetSearch:
             used = self.budget.part(self.params.first_share).iterations
             used += runs * self.budget.part(self.params.eval_share).iterations
             iterations = max(iterations, self.budget.iterations - used)
-        last = Budget(self.deadline.left(), iterations)
+        last = Budget(self.budget.seconds, iterations)  # cut to the time left (run_set)
         found = self.run_set(self.best.open_depots, last, self.seed + LAST_RUN_SEED, self.best,
                              polish=True)  # fmt: skip
         if solution_cost(self.instance, found) < solution_cost(self.instance, self.best):
