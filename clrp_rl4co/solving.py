@@ -318,7 +318,7 @@ def solve_many(
         (inst, method, seconds, model, seed, iterations, started if k < at_once else None)
         for k, inst in enumerate(instances)
     ]
-    results: list[SolveResult] = [not_run("not run", method, model)] * len(tasks)
+    results: list[SolveResult | None] = [None] * len(tasks)  # each filled by ``done``
 
     def done(index: int, future) -> None:
         results[index] = res = _outcome(future, method, model)

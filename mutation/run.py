@@ -127,6 +127,15 @@ MODULES: dict[str, list[str]] = {
         "tests/test_solvers_exact.py",
         "tests/test_solvers_exact_model.py",
     ],
+    "clrp_rl4co/policies/unpickling.py": [
+        "tests/test_policies_unpickling.py",
+    ],
+    "clrp_rl4co/reporting/markdown.py": [
+        "tests/test_markdown.py",
+    ],
+    "clrp_rl4co/reporting/provenance.py": [
+        "tests/test_provenance.py",
+    ],
     "clrp_rl4co/solvers/exact_model.py": [
         "tests/test_solvers_exact_model.py",
         "tests/test_solvers_exact.py",
@@ -209,6 +218,8 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/solving.py": [
         "tests/test_solve.py",
         "tests/test_solve_many.py",
+        "tests/test_solve_golden.py",
+        "tests/test_solving_forwarding.py",
     ],
     "clrp_rl4co/result.py": [
         "tests/test_result.py",

@@ -29,3 +29,38 @@ def test_a_pipe_in_a_cell_is_escaped():
 def test_bad_tables_name_the_problem(header, rows, align, match):
     with pytest.raises(ValueError, match=match):
         markdown_table(header, rows, align)
+
+
+def test_the_messages_name_the_row_the_cell_and_the_value():
+    """Each error names where (the header or ``rows[i]``) and the offending value in full."""
+    with pytest.raises(ValueError) as info:
+        markdown_table(["a", "b"], [["x", "y"], ["z"]])
+    assert str(info.value) == "rows[1]: 1 cells for 2 columns: ['z']"
+    with pytest.raises(ValueError) as info:
+        markdown_table(["a", "b\nc"], [])
+    assert str(info.value) == "header: a cell holds a line break: 'b\\nc'"
+    with pytest.raises(ValueError) as info:
+        markdown_table(["a"], [["x"], ["y"], ["u\nv"]])
+    assert str(info.value) == "rows[2]: a cell holds a line break: 'u\\nv'"
+    with pytest.raises(ValueError) as info:
+        markdown_table(["a", "b"], [], "lx")
+    assert str(info.value) == "align: expected 2 of ['-', 'c', 'l', 'r'] (or one for all), got 'lx'"
+    with pytest.raises(ValueError) as info:
+        markdown_table([], [])
+    assert str(info.value) == "header: a table needs at least one column"
+
+
+def test_align_may_be_a_sequence_of_letters_and_dash_is_unspecified():
+    """``align`` is one letter per column, a string or a sequence; ``-`` (the default) is
+    the plain rule."""
+    text = markdown_table(["a", "b", "c"], [[1, 2, 3]], align=["r", "-", "l"])
+    assert text.splitlines()[1] == "|---:|---|:---|"
+    assert markdown_table(["a", "b"], [], "-") == markdown_table(["a", "b"], [])
+    assert markdown_table(["a", "b"], []).splitlines()[1] == "|---|---|"
+    assert markdown_table(["a", "b"], [], "r").splitlines()[1] == "|---:|---:|"
+
+
+def test_cells_are_written_with_str():
+    """Cells are ``str`` of any object; ``None`` is empty, ``0`` and ``""`` are themselves."""
+    text = markdown_table(["a", "b", "c", "d"], [[0, "", 1.5, None]], align="llll")
+    assert text.splitlines()[2] == "| 0 |  | 1.5 |  |"

@@ -432,3 +432,21 @@ def test_an_lp_bound_stopped_early_does_not_close_a_set(monkeypatch):
     assert lp_phase == [False]  # guard: the LP phase was seen and ended
     assert best.cost(inst).total == pytest.approx(brute_force(inst))
     assert proven is True
+
+
+def test_a_customer_cycle_in_the_columns_shows_as_an_invalid_route():
+    """Column values with a customer-only cycle behind a depot (what the flow rows exclude)
+    do not decode to a valid-looking solution: the route repeats the cycle's first customer,
+    so the solution's check rejects it (the exact solver's "bug in the model" error)."""
+    from instances import random_instance
+
+    instance = random_instance(2, seed=0, num_depots=1)
+    model = build_model(instance)
+    col = np.zeros(len(model.cost))
+    pos = {uv: a for a, uv in enumerate(model.arcs)}
+    for arc in [(0, 1), (1, 2), (2, 1)]:  # depot 0 -> customer 0 -> customer 1 -> customer 0
+        col[model.x[pos[arc]]] = 1
+    solution = extract_solution(model, col)
+    assert [(r.depot, r.customers) for r in solution.routes] == [(0, (0, 1, 0))]
+    with pytest.raises(ValueError, match="served more than once"):
+        solution.check(instance)

@@ -297,6 +297,23 @@ def test_a_warm_start_is_searched_from_its_own_set_and_kept_when_nothing_beats_i
     assert calls[-1] == ((0, 2), start)  # the last run on the best set
 
 
+def test_solve_pyvrp_returns_the_initial_solution_when_pyvrp_only_ties_it(monkeypatch):
+    """``initial`` is returned when PyVRP finds nothing better: a different solution of
+    exactly its cost (the same routes reversed) does not replace it."""
+    instance = two_clusters()
+    initial = CLRPSolution([Route(0, (0, 1, 2)), Route(1, (3, 4, 5))])
+    tie = CLRPSolution([Route(1, (5, 4, 3)), Route(0, (2, 1, 0))])
+    assert tie != initial
+    assert tie.cost(instance).total == initial.cost(instance).total
+
+    def search(instance, seconds, max_iterations, seed, initial=None):
+        return tie
+
+    monkeypatch.setattr(pyvrp_solver, "depot_set_search", search)
+    found = pyvrp_solver.solve_pyvrp(instance, seconds=None, max_iterations=5, initial=initial)
+    assert found.solution is initial
+
+
 def test_solve_pyvrp_searches_depot_sets_with_two_or_more_depots(monkeypatch):
     calls = []
 

@@ -341,6 +341,6 @@ def solve_pyvrp(
         sol = depot_set_search(instance, deadline, max_iterations, seed, initial=initial)
     else:
         sol = run_pyvrp(encode(instance), deadline, max_iterations, seed, initial)
-    if initial is not None and solution_cost(instance, initial) < solution_cost(instance, sol):
-        sol = initial
+    if initial is not None and solution_cost(instance, initial) <= solution_cost(instance, sol):
+        sol = initial  # nothing better was found (a tie keeps the caller's solution)
     return make_result(instance, sol, solver="pyvrp", runtime=time.perf_counter() - start)
