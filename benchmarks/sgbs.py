@@ -27,7 +27,7 @@ from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.decoding import decode_batch
 from clrp_rl4co.reporting import provenance
 from clrp_rl4co.reporting.markdown import markdown_table
-from clrp_rl4co.search import sgbs
+from clrp_rl4co.search.sgbs import sgbs
 from clrp_rl4co.solving import solve_many
 
 
