@@ -27,8 +27,8 @@ from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.decoding import decode_batch
 from clrp_rl4co.reporting import provenance
 from clrp_rl4co.reporting.markdown import markdown_table
-from clrp_rl4co.search import sgbs
-from clrp_rl4co.solvers import solve as reference_solve
+from clrp_rl4co.search.sgbs import sgbs
+from clrp_rl4co.solving import solve_many
 
 
 def reference_costs(td, preset: str, seed: int, seconds: float, procs: int) -> list[float]:
@@ -40,9 +40,7 @@ def reference_costs(td, preset: str, seed: int, seconds: float, procs: int) -> l
     if path.is_file():
         return json.loads(path.read_text())["costs"]
     instances = tensordict_to_instances(td)
-    results = reference_solve(
-        instances, solver="pyvrp", seconds=seconds, num_procs=procs, seed=seed, progress=True
-    )
+    results = solve_many(instances, "pyvrp", seconds, seed=seed, workers=procs)
     costs = [r.objective for r in results]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"costs": costs, "seconds": seconds, "solver": "pyvrp+ds"}))

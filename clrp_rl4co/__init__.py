@@ -27,7 +27,7 @@ _EXPORTS = {
     "load_policy": ".policies",
     "read_instance": ".data.files",
     "read_prodhon": ".data",
-    "sgbs": ".search",
+    "sgbs": ".search.sgbs",
 }
 
 __all__ = [
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         clrp_embeddings,
         load_policy,
     )
-    from .search import sgbs
+    from .search.sgbs import sgbs
 
 
 def __getattr__(name: str):

@@ -51,7 +51,7 @@ def looks_like_paper(instance: CLRPInstance) -> bool:
     (:func:`clrp_rl4co.envs.clrp.size_rule`) at its number of customers."""
     import numpy as np
 
-    from .envs.clrp.generator import size_rule
+    from .envs.clrp.presets import size_rule
 
     rule = size_rule(instance.num_customers)
     locs = instance.locs

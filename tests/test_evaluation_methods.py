@@ -188,6 +188,22 @@ def test_methods_are_valid_cached_and_resumed(tmp_path, tiny_policy):
     assert [r.cost for r in resumed] == pytest.approx([r.cost for r in first])
 
 
+def test_a_failed_solver_run_raises_and_is_not_cached(tmp_path, monkeypatch):
+    """A run the library reports as failed stops the evaluation with the instance's name and
+    the error; nothing is written to the cache for it."""
+    from clrp_rl4co import solving
+
+    def failing(instances, *args, **kwargs):
+        return [solving.failed("HiGHS crashed", "pyvrp") for _ in instances]
+
+    monkeypatch.setattr(solving, "solve_many", failing)
+    cache = ResultCache(tmp_path)
+    method = Method("pyvrp", seconds=0.2, limit=1)
+    with pytest.raises(RuntimeError, match="^pyvrp\\|0.2s: clrp10-0: HiGHS crashed$"):
+        run_method(method, _data(), cache, progress=False)
+    assert cache.load(method.key) == {}
+
+
 def test_refinement_needs_its_base(tmp_path):
     data = _data()
     refine = Method("refine", "x", "greedy", seconds=0.5, limit=1)

@@ -21,7 +21,7 @@ from clrp_rl4co.policies.distance_attention import (
     scaled_distances,
 )
 from clrp_rl4co.policies.queries import PrecomputedQueryDecoder
-from clrp_rl4co.search import sgbs
+from clrp_rl4co.search.sgbs import sgbs
 
 TINY = dict(embed_dim=16, num_encoder_layers=2, num_heads=2, feedforward_hidden=32)
 

@@ -9,7 +9,7 @@ from rl4co.models.zoo.am.policy import AttentionModelPolicy
 from clrp_rl4co import CLRPEnv
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.policies import DRLHQPolicy
-from clrp_rl4co.search import sgbs
+from clrp_rl4co.search.sgbs import sgbs
 
 
 def _clrp(batch, seed=0):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from instances import random_instance
 
-from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
-from clrp_rl4co.solvers import solve, solve_exact, solve_pyvrp
+from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route, instances_to_tensordict
+from clrp_rl4co.solvers import solve_exact, solve_pyvrp, solve_td
 from clrp_rl4co.solvers.common import make_result
 from clrp_rl4co.solvers.exact_model import build_model, extract_solution, solution_values
 
@@ -149,8 +149,9 @@ def test_infeasible_instance_raises():
 
 
 def test_exact_needs_a_time_limit():
-    with pytest.raises(ValueError, match="time limit"):
-        solve([random_instance(10, 0)], solver="exact", seconds=None)
+    td = instances_to_tensordict([random_instance(10, 0)])
+    with pytest.raises(ValueError, match="^seconds: the exact solver needs a time limit"):
+        solve_td(td, seconds=None, solver="exact")
 
 
 def test_no_solution_is_not_a_cost():

@@ -179,49 +179,34 @@ def _run_policy(method: Method, data: EvalData, todo: list[int], env, policy, ca
 def _run_solver(
     method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar, executor=None
 ):
-    from ..solvers import solve
+    """``method`` (``pyvrp`` / ``exact``) through the library's batch entry point
+    (:func:`clrp_rl4co.solve_many`, ``method.seconds`` each); a run that failed raises, so that
+    no failure is cached as a result."""
+    from ..solving import solve_many
+    from ..status import Status
 
-    step = max(1, num_procs) if executor is None else len(todo)
+    workers = max(1, num_procs) if executor is None else 1
+    step = workers if executor is None else len(todo)
     for k in range(0, len(todo), step):
         chunk = todo[k : k + step]
-        results = solve(
-            [data.instances[i] for i in chunk],
-            solver=method.kind,
-            seconds=method.seconds,
-            num_procs=num_procs,
-            executor=executor,
-        )
+        instances = [data.instances[i] for i in chunk]
+        results = solve_many(instances, method.kind, method.seconds, workers=workers,
+                             executor=executor)  # fmt: skip
         rows = []
         for index, res in zip(chunk, results):
-            num_depots = data.instances[index].num_depots
-            actions = res.solution.to_actions(num_depots) if res.solution is not None else []
-            extra = {"status": res.status}
+            if res.status is Status.FAILED:
+                raise RuntimeError(f"{method.key}: {data.names[index]}: {res.error}")
+            bound = res.details.get("bound")
+            extra = {"status": str(res.status)}
             if res.solution is None:
-                rows.append(
-                    InstanceResult(
-                        method.key,
-                        index,
-                        data.names[index],
-                        math.inf,
-                        res.runtime,
-                        False,
-                        bound=res.bound,
-                        extra=extra,
-                    )  # fmt: skip
-                )
-                continue
-            rows.append(
-                validated(
-                    method.key,
-                    index,
-                    data,
-                    actions,
-                    res.runtime,
-                    optimal=bool(res.proven_optimal),
-                    bound=res.bound,
-                    extra=extra,
-                )  # fmt: skip
-            )
+                row = InstanceResult(method.key, index, data.names[index], math.inf,
+                                     res.seconds, False, bound=bound, extra=extra)  # fmt: skip
+            else:
+                actions = res.solution.to_actions(data.instances[index].num_depots)
+                row = validated(method.key, index, data, actions, res.seconds,
+                                optimal=res.status is Status.OPTIMAL, bound=bound,
+                                extra=extra)  # fmt: skip
+            rows.append(row)
         cache.add(rows)
         bar(len(chunk))
 
@@ -240,7 +225,7 @@ def _refine_job(job: tuple) -> tuple[list[int], float]:
 def _run_refine(
     method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar, executor=None
 ):
-    from ..solvers.api import _map
+    from ..execution.parallel import map_jobs
 
     base = cache.load(method.base.key)
     missing = [i for i in todo if i not in base]
@@ -257,7 +242,7 @@ def _run_refine(
             start = base[i]
             budget = method.seconds - start.seconds
             jobs.append((data.instances[i], start.actions, budget if start.valid else 0.0, 0))
-        outputs = _map(_refine_job, jobs, num_procs, False, "refine", executor)
+        outputs = map_jobs(_refine_job, jobs, num_procs, executor)
         rows = []
         for i, (actions, seconds) in zip(chunk, outputs):
             row = validated(method.key, i, data, actions, base[i].seconds + seconds)

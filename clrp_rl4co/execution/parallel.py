@@ -10,7 +10,9 @@ elsewhere they are spawned.
 
 :func:`map_ordered` runs a function over many inputs on any executor (this pool, a Dask
 cluster's ``client.get_executor()``, ...) or in the calling process, with results in input
-order and an optional callback per finished input.
+order and an optional callback per finished input; :func:`map_jobs` is its plain form for
+batch work: the results themselves, over a number of processes or an executor, a failure
+raised.
 """
 
 from __future__ import annotations
@@ -233,6 +235,45 @@ def map_ordered(
             if isinstance(executor, ProcessPool):
                 executor.interrupt_running()
     return futures
+
+
+def map_jobs(
+    fn: Callable,
+    jobs: Sequence,
+    workers: int = 1,
+    executor: Executor | None = None,
+    progress: bool = False,
+    desc: str | None = None,
+) -> list:
+    """``[fn(job) for job in jobs]``, in input order: on ``executor``, else over ``workers``
+    processes (a :class:`ProcessPool`; 1, or a single job: in this process).
+
+    Args:
+        fn: a picklable function of one argument (module level).
+        jobs: its inputs.
+        workers: processes at once without an ``executor`` (at most one per job and per CPU).
+        executor: where to run instead (any ``concurrent.futures.Executor``).
+        progress: a tqdm bar counting finished jobs, labelled ``desc``.
+
+    Raises:
+        The first failed job's exception (in input order), after every job has finished.
+    """
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), desc=desc)
+    workers = max(1, min(int(workers), len(jobs), os.cpu_count() or 1))
+    pool = ProcessPool(workers) if workers > 1 and executor is None else None
+    try:
+        tick = None if bar is None else lambda index, future: bar.update(1)
+        futures = map_ordered(fn, jobs, executor or pool, tick)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if bar is not None:
+            bar.close()
+    return [future.result() for future in futures]
 
 
 def _suspicious_deaths(dask_scheduler, key) -> int | None:

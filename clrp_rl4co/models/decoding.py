@@ -13,7 +13,7 @@ from tensordict import TensorDict
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.policies import rotate45_augmentation
-from clrp_rl4co.search import sgbs
+from clrp_rl4co.search.sgbs import sgbs
 
 #: Augmentation suffixes of a decode spec.
 AUGMENTATIONS = {"aug8": "dihedral8", "rot8": rotate45_augmentation}

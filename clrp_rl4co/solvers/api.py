@@ -1,6 +1,6 @@
-"""Batch entry points: many instances over processes (:func:`solve`), and the same solvers on env
-batches (:func:`solve_td`, :func:`local_search_td`), the role of RL4CO's optional env methods
-``solve`` / ``local_search``, kept here so that the env stands alone.
+"""The solvers on env batches (:func:`solve_td`, :func:`local_search_td`): the role of RL4CO's
+optional env methods ``solve`` / ``local_search``, kept here so that the env stands alone. Many
+instances by any method: :func:`clrp_rl4co.solve_many`.
 
 Example::
 
@@ -15,14 +15,13 @@ Example::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import Executor
 
 import numpy as np
 
 from ..data import CLRPInstance, CLRPSolution, tensordict_to_instances
 from ..envs.clrp.validity import PADDING_ACTION
+from ..execution.parallel import map_jobs
 from .common import SolverResult
 from .refine import refine_solution
 
@@ -47,75 +46,24 @@ def _refine_one(args: tuple) -> CLRPSolution:
     return refine_solution(instance, solution, seconds, mode, seed, max_iterations)
 
 
-def _map(
-    fn,
-    jobs: list[tuple],
-    num_procs: int,
-    progress: bool,
-    desc: str,
-    executor: Executor | None = None,
-) -> list:
-    """``[fn(job) for job in jobs]`` on ``executor``, else over ``num_procs`` processes
-    (:class:`~clrp_rl4co.execution.parallel.ProcessPool`), in input order; a failure is
-    re-raised."""
-    from ..execution.parallel import ProcessPool, map_ordered
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(jobs), desc=desc)
-    num_procs = max(1, min(int(num_procs), len(jobs), os.cpu_count() or 1))
-    pool = ProcessPool(num_procs) if num_procs > 1 and executor is None else None
-    try:
-        tick = None if bar is None else lambda k, f: bar.update(1)
-        futures = map_ordered(fn, jobs, executor or pool, tick)
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        if bar is not None:
-            bar.close()
-    return [f.result() for f in futures]
-
-
-def solve(
-    instances: Sequence[CLRPInstance],
-    solver: str = "pyvrp",
-    seconds: float = 1.0,
-    num_procs: int = 1,
-    seed: int = 0,
-    max_iterations: int | None = None,
-    progress: bool = False,
-    executor: Executor | None = None,
-    **kw,
+def _solve_instances(
+    instances: Sequence[CLRPInstance], solver: str, seconds: float | None, workers: int, **kw
 ) -> list[SolverResult]:
-    """Solve every instance; results in input order.
-
-    Args:
-        instances: the CLRP instances.
-        solver: ``"pyvrp"`` (heuristic) or ``"exact"`` (HiGHS MIP).
-        seconds: wall-clock budget per instance. For PyVRP with ``max_iterations`` set, pass
-            ``seconds=None`` for a deterministic iteration-limited run.
-        num_procs: worker processes (instances are solved in parallel).
-        seed: random seed (PyVRP; the exact solver's warm start).
-        max_iterations: PyVRP iteration limit (ignored by the exact solver).
-        progress: show a tqdm progress bar.
-        executor: any ``concurrent.futures.Executor`` to run on instead of ``num_procs``
-            local processes (e.g. a Dask cluster's ``client.get_executor()``).
-        **kw: passed to :func:`.pyvrp_solver.solve_pyvrp` or :func:`.exact.solve_exact`
-            (e.g. ``threads``, ``strategy``, ``depot_search``).
+    """:func:`.pyvrp_solver.solve_pyvrp` or :func:`.exact.solve_exact` on every instance over
+    ``workers`` processes, results in input order; ``kw`` goes to the solver.
 
     Raises:
-        ValueError: unknown solver or ``seconds=None`` for the exact solver (before any
-            solving; an instance was checked when it was made).
+        ValueError: an unknown solver, or ``seconds=None`` for the exact solver (before any
+            solving).
     """
     if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+        raise ValueError(f"solver: expected one of {SOLVERS}, got {solver!r}")
     if solver == "exact" and seconds is None:
-        raise ValueError("the exact solver needs a time limit: pass seconds")
-    instances = list(instances)
+        raise ValueError("seconds: the exact solver needs a time limit, got None")
+    max_iterations = kw.pop("max_iterations", None)
+    seed = kw.pop("seed", 0)
     jobs = [(inst, solver, seconds, seed, max_iterations, kw) for inst in instances]
-    return _map(_solve_one, jobs, num_procs, progress, f"{solver}", executor)
+    return map_jobs(_solve_one, jobs, workers, desc=solver)
 
 
 def _pad(sequences: list[list[int]]):
@@ -142,7 +90,8 @@ def solve_td(td, seconds: float, num_procs: int = 1, solver: str = "pyvrp", **kw
         seconds: wall-clock budget per instance.
         num_procs: worker processes.
         solver: ``"pyvrp"`` (heuristic) or ``"exact"`` (HiGHS MIP).
-        **kw: passed to :func:`solve` (``seed``, ``max_iterations``, ``threads``, ...).
+        **kw: ``seed``, ``max_iterations`` (PyVRP only) and what the solver takes
+            (:func:`.pyvrp_solver.solve_pyvrp`, :func:`.exact.solve_exact`: ``threads``, ...).
 
     Returns:
         actions: LongTensor [B, T] of env node indices (depots ``0..D-1``, customer ``j`` is
@@ -155,7 +104,7 @@ def solve_td(td, seconds: float, num_procs: int = 1, solver: str = "pyvrp", **kw
     import torch
 
     instances = tensordict_to_instances(td)
-    results = solve(instances, solver=solver, seconds=seconds, num_procs=num_procs, **kw)
+    results = _solve_instances(instances, solver, seconds, num_procs, **kw)
     missing = [k for k, r in enumerate(results) if r.solution is None]
     if missing:
         raise RuntimeError(f"no solution found for batch rows {missing} in {seconds} s")
@@ -196,5 +145,5 @@ def local_search_td(
     num_depots = instances[0].num_depots
     sols = [CLRPSolution.from_actions(row, num_depots) for row in acts]
     jobs = [(inst, sol, seconds, mode, seed, max_iterations) for inst, sol in zip(instances, sols)]
-    refined = _map(_refine_one, jobs, num_procs, progress, "refine")
+    refined = map_jobs(_refine_one, jobs, num_procs, progress=progress, desc="refine")
     return _pad([s.to_actions(num_depots) or list(r[:1]) for s, r in zip(refined, acts)])

@@ -43,7 +43,7 @@ from clrp_rl4co.models import decode_batch
 from clrp_rl4co.policies import load_policy
 from clrp_rl4co.reporting import provenance
 from clrp_rl4co.reporting.markdown import markdown_table
-from clrp_rl4co.solvers import solve
+from clrp_rl4co.solvers import solve_pyvrp
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "datasets" / "ood"
@@ -104,7 +104,7 @@ def run_pyvrp(family: str, seconds: float, cache: Path) -> list[dict]:
     done = _cached(cache)
     with cache.open("a") as out:
         for inst in instances[len(done) :]:
-            (result,) = solve([inst], solver="pyvrp", seconds=seconds, num_procs=1)
+            result = solve_pyvrp(inst, seconds=seconds)
             if result.solution is None:
                 raise RuntimeError(f"{inst.name}: PyVRP found no solution in {seconds} s")
             rec = _record(inst, result.solution, result.runtime)
