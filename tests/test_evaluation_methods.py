@@ -189,17 +189,17 @@ def test_methods_are_valid_cached_and_resumed(tmp_path, tiny_policy):
 
 
 def test_a_failed_solver_run_raises_and_is_not_cached(tmp_path, monkeypatch):
-    """A run the library reports as failed stops the evaluation with the instance's name and
-    the error; nothing is written to the cache for it."""
-    from clrp_rl4co import solving
+    """A solver run that raises stops the evaluation with its error; nothing is written to
+    the cache for it."""
+    from clrp_rl4co import solvers
 
-    def failing(instances, *args, **kwargs):
-        return [solving.failed("HiGHS crashed", "pyvrp") for _ in instances]
+    def failing(instance, seconds):
+        raise RuntimeError(f"HiGHS crashed on {instance.name}")
 
-    monkeypatch.setattr(solving, "solve_many", failing)
+    monkeypatch.setattr(solvers, "solve_pyvrp", failing)
     cache = ResultCache(tmp_path)
     method = Method("pyvrp", seconds=0.2, limit=1)
-    with pytest.raises(RuntimeError, match="^pyvrp\\|0.2s: clrp10-0: HiGHS crashed$"):
+    with pytest.raises(RuntimeError, match="^HiGHS crashed on clrp10-0$"):
         run_method(method, _data(), cache, progress=False)
     assert cache.load(method.key) == {}
 

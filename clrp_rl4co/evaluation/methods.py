@@ -176,35 +176,39 @@ def _run_policy(method: Method, data: EvalData, todo: list[int], env, policy, ca
         bar(len(chunk))
 
 
+def _solver_job(job: tuple):
+    """``(instance, kind, seconds)``: :func:`.solvers.solve_pyvrp` or :func:`.solvers.solve_exact`
+    with a time limit of ``seconds`` (the row's "PyVRP 10 s" is the solver's own limit)."""
+    from ..solvers import solve_exact, solve_pyvrp
+
+    instance, kind, seconds = job
+    solver = solve_pyvrp if kind == "pyvrp" else solve_exact
+    return solver(instance, seconds=seconds)
+
+
 def _run_solver(
     method: Method, data: EvalData, todo: list[int], num_procs: int, cache, bar, executor=None
 ):
-    """``method`` (``pyvrp`` / ``exact``) through the library's batch entry point
-    (:func:`clrp_rl4co.solve_many`, ``method.seconds`` each); a run that failed raises, so that
-    no failure is cached as a result."""
-    from ..solving import solve_many
-    from ..status import Status
+    """``method`` (``pyvrp`` / ``exact``) on the instances ``todo``, ``num_procs`` at a time
+    (or all on ``executor``); a run that raises stops the evaluation (nothing is cached for
+    it)."""
+    from ..execution.parallel import map_jobs
 
-    workers = max(1, num_procs) if executor is None else 1
-    step = workers if executor is None else len(todo)
+    step = max(1, num_procs) if executor is None else len(todo)
     for k in range(0, len(todo), step):
         chunk = todo[k : k + step]
-        instances = [data.instances[i] for i in chunk]
-        results = solve_many(instances, method.kind, method.seconds, workers=workers,
-                             executor=executor)  # fmt: skip
+        jobs = [(data.instances[i], method.kind, method.seconds) for i in chunk]
+        results = map_jobs(_solver_job, jobs, num_procs, executor)
         rows = []
         for index, res in zip(chunk, results):
-            if res.status is Status.FAILED:
-                raise RuntimeError(f"{method.key}: {data.names[index]}: {res.error}")
-            bound = res.details.get("bound")
             extra = {"status": str(res.status)}
             if res.solution is None:
                 row = InstanceResult(method.key, index, data.names[index], math.inf,
-                                     res.seconds, False, bound=bound, extra=extra)  # fmt: skip
+                                     res.runtime, False, bound=res.bound, extra=extra)  # fmt: skip
             else:
                 actions = res.solution.to_actions(data.instances[index].num_depots)
-                row = validated(method.key, index, data, actions, res.seconds,
-                                optimal=res.status is Status.OPTIMAL, bound=bound,
+                row = validated(method.key, index, data, actions, res.runtime,
+                                optimal=bool(res.proven_optimal), bound=res.bound,
                                 extra=extra)  # fmt: skip
             rows.append(row)
         cache.add(rows)
