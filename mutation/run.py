@@ -74,6 +74,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_generator_io.py",
         "tests/test_bad_input.py",
     ],
+    "clrp_rl4co/envs/clrp/presets.py": [
+        "tests/test_generator.py",
+        "tests/test_generator_rule.py",
+        "tests/test_generator_presets.py",
+        "tests/test_generator_mixed.py",
+        "tests/test_bad_input.py",
+    ],
     "clrp_rl4co/envs/clrp/dataset.py": [
         "tests/test_generator_io.py",
         "tests/test_generator.py",
@@ -239,6 +246,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/execution/parallel.py": [
         "tests/test_solve_many.py",
+        "tests/test_execution_parallel.py",
     ],
     "clrp_rl4co/models/solution_likelihood.py": [
         "tests/test_solution_likelihood.py",
@@ -289,6 +297,7 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/solvers/highs.py": ["datasets"],
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
+    "clrp_rl4co/envs/clrp/presets.py": ["configs"],
     "clrp_rl4co/mixed_preset.py": ["configs"],
     # tests/test_cli_inputs.py runs examples/evaluate.py; tests/test_cli_parts.py reads
     # docs/formats.md
@@ -307,6 +316,10 @@ ALSO_COPY: dict[str, list[str]] = {
 #: folder): mutmut's trampolines cannot run there, so they are deselected for that module.
 DESELECT: dict[str, list[str]] = {
     "clrp_rl4co/envs/clrp/generator.py": [
+        "tests/test_generator_presets.py::"
+        "test_the_env_folder_alone_knows_only_the_paper_presets_and_takes_registrations",
+    ],
+    "clrp_rl4co/envs/clrp/presets.py": [
         "tests/test_generator_presets.py::"
         "test_the_env_folder_alone_knows_only_the_paper_presets_and_takes_registrations",
     ],
