@@ -137,6 +137,9 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/policies/unpickling.py": [
         "tests/test_policies_unpickling.py",
     ],
+    "clrp_rl4co/solvers/nearest_neighbor.py": [
+        "tests/test_solvers_nearest_neighbor.py",
+    ],
     "clrp_rl4co/reporting/markdown.py": [
         "tests/test_markdown.py",
     ],
