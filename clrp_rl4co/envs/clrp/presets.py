@@ -69,7 +69,8 @@ def size_rule(num_loc: int) -> dict:
 
 #: Names no registered preset may take besides :data:`PRESETS`: the named parameters of
 #: :class:`.generator.CLRPGenerator` (a preset's options are the keyword named like it), added
-#: when the generator module is defined.
+#: when the generator module is defined (a name registered before that is not checked
+#: against them).
 RESERVED_NAMES: set[str] = set()
 
 
@@ -81,13 +82,13 @@ class PresetSampler(abc.ABC):
     preset (``CLRPGenerator(preset=name, **{name: options})``, in Hydra
     ``+env.generator_params.<name>={...}``). The generator builds ``cls(options, **given)``:
     ``options`` is that keyword's value (None when not given) and ``given`` holds the
-    generator's :data:`DISTRIBUTION_ARGUMENTS` as the user passed them (or their defaults);
-    the constructor raises ``ValueError`` naming any it cannot honour.
+    generator's :data:`.generator.DISTRIBUTION_ARGUMENTS` as the user passed them (or their
+    defaults); the constructor raises ``ValueError`` naming any it cannot honour.
 
     While ``generator.draw_num_loc`` is True (no ``num_loc`` given) the sampler chooses the
     size of each call; otherwise it draws ``generator.num_loc`` customers.
-    ``generator.num_depots`` (see :meth:`CLRPGenerator.explicit_value`), ``min_loc`` and
-    ``max_loc`` are the generator's.
+    ``generator.num_depots`` (see :meth:`.generator.CLRPGenerator.explicit_value`),
+    ``min_loc`` and ``max_loc`` are the generator's.
     """
 
     @abc.abstractmethod
