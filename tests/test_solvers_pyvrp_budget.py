@@ -84,6 +84,19 @@ GIVE_UPS: list = []  # the give_up argument of each fake PyVRP run
 HISTORIES: list = []  # the scaled_history argument of each fake PyVRP run
 
 
+def overrun_fleet(clock: FakeClock, seconds: float) -> None:
+    """Make the fake fleet runs of :func:`fake_runs` take ``seconds`` more than their budget
+    on ``clock`` (the fixture's monkeypatch restores PyVRP's run afterwards)."""
+    fake = pyvrp_solver.run_pyvrp
+
+    def slow_fleet(enc, budget, *args, **kwargs):
+        found = fake(enc, budget, *args, **kwargs)
+        clock.now += seconds if enc.kind == "fleet" else 0.0
+        return found
+
+    pyvrp_solver.run_pyvrp = slow_fleet
+
+
 def test_without_a_time_budget_the_fleet_never_gives_up(fake_runs):
     _, calls = fake_runs  # iterations only: runs stay deterministic
     RESULTS.extend([None])
@@ -103,14 +116,7 @@ def test_route_on_set_gives_the_fleet_nine_tenths_and_the_trips_the_time_left(fa
 def test_route_on_set_the_trips_get_what_the_fleet_left_of_the_time(fake_runs):
     """A fleet run that overruns its 9 s by 0.5 s leaves the trips 0.5 s, not 1 s."""
     clock, calls = fake_runs
-    real = pyvrp_solver.run_pyvrp
-
-    def slow_fleet(enc, seconds, *args, **kwargs):
-        found = real(enc, seconds, *args, **kwargs)
-        clock.now += 0.5 if enc.kind == "fleet" else 0.0
-        return found
-
-    pyvrp_solver.run_pyvrp = slow_fleet
+    overrun_fleet(clock, 0.5)
     route_on_set(two_clusters(), [0, 1], seconds=10.0, clock=clock)
     assert [c[:2] for c in calls] == [("fleet", pytest.approx(9.0)), ("trips", pytest.approx(0.5))]
 
@@ -359,14 +365,7 @@ def test_route_on_set_starts_no_polish_once_the_deadline_has_passed(fake_runs):
     does not start (a PyVRP run past its deadline still pays its set-up), and the fleet's
     solution is returned."""
     clock, calls = fake_runs
-    real = pyvrp_solver.run_pyvrp
-
-    def overrunning_fleet(enc, seconds, *args, **kwargs):
-        found = real(enc, seconds, *args, **kwargs)
-        clock.now += 1.5 if enc.kind == "fleet" else 0.0
-        return found
-
-    pyvrp_solver.run_pyvrp = overrunning_fleet
+    overrun_fleet(clock, 1.5)
     found = route_on_set(two_clusters(), [0, 1], seconds=10.0, clock=clock)
     assert [c[0] for c in calls] == ["fleet"]
     assert found == spread([0, 1], 6)
