@@ -224,3 +224,39 @@ def test_the_start_is_pinned_beside_the_report_and_resolved_from_the_repository(
     # a shipped name or an absolute path passes unchanged
     assert settings.start_model_path("drlhq_clrp50") == "drlhq_clrp50"
     assert settings.start_model_path(str(tmp_path / "m")) == str(tmp_path / "m")
+
+
+def test_a_branch_starts_from_its_parents_committed_state_at_its_own_rate(arms, monkeypatch):
+    options, evaluations, tmp = arms
+    monkeypatch.setattr(settings, "BRANCHES", {"pomo-slow": "pomo"})
+    monkeypatch.setattr(settings, "POMO_LRS", {"pomo-slow": 2.5e-5})
+    with pytest.raises(ValueError, match="branches from the 'pomo' arm, which has no committed"):
+        train(options("pomo-slow"))
+    parent = train(options("pomo", max_steps=2))
+    parent_weights = load_committed(tmp / "report" / "pomo", ArmState)[1]
+    rates = []
+    real_adam = torch.optim.Adam
+
+    def spy_adam(params, lr, **kw):
+        rates.append(lr)
+        return real_adam(params, lr=lr, **kw)
+
+    monkeypatch.setattr(torch.optim, "Adam", spy_adam)
+    seen = []
+
+    def first_evaluation(policy):
+        seen.append({k: v.clone() for k, v in policy.state_dict().items()})
+        return 1.0
+
+    branch = train(options("pomo-slow", max_steps=1, evaluate_fn=first_evaluation))
+    assert rates == [2.5e-5]
+    # evaluated first with the parent's weights, then trained one step of 4 from its counters
+    assert all(torch.equal(seen[0][k], parent_weights[k]) for k in parent_weights)
+    assert len(seen) == 2
+    assert not all(torch.equal(seen[1][k], parent_weights[k]) for k in parent_weights)
+    assert branch.arm == "pomo-slow" and branch.instances == parent.instances + 4
+    assert branch.steps == parent.steps + 1 and branch.cpu_hours > parent.cpu_hours
+    assert load_committed(tmp / "report" / "pomo", ArmState)[0].instances == parent.instances
+    rows = [r for r in curve.read_points(tmp / "report") if r["arm"] == "pomo-slow"]
+    assert [r["pomo_instances"] for r in rows] == [parent.instances, parent.instances + 4]
+    assert settings.pomo_lr("pomo") == settings.POMO_LR

@@ -104,7 +104,10 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
         f"greedy on the first {settings.EVAL_SIZE} instances of the paper's {settings.PRESET} "
         "test set (`experiments/paper_sets.py`); the evaluations' CPU time is not charged. "
         "CPU hours are one thread's process time, which buys fewer training steps when other "
-        "work shares the core (compare the arms' POMO instances per CPU hour below).",
+        "work shares the core (compare the arms' POMO instances per CPU hour below). "
+        f"`pomo16` is the same POMO with {settings.POMO_STARTS['pomo16']} starts per instance; "
+        "`pomo-slow` branches from the `pomo` arm's committed state (its curve continues the "
+        f"`pomo` arm's hours) with Adam {settings.pomo_lr('pomo-slow'):g}.",
         "",
         "```bash",
         "python -m experiments.imitation train --hours 2   # the arm behind; resumable",

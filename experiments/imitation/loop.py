@@ -28,7 +28,7 @@ from ..background import StopFlag
 from ..training.state import choose_resume, load_committed, load_local, save_committed, save_local
 from . import settings
 from .curve import append_point, write_curve_png
-from .state import ArmState
+from .state import ArmState, committed_arm
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +85,28 @@ def evaluate_paper_set(policy: torch.nn.Module) -> float:
     return validate(policy, CLRPEnv(check_actions=False), instances, settings.EVAL_BATCH)
 
 
-def _fresh_state(options: ArmOptions) -> ArmState:
+def _fresh_state(options: ArmOptions) -> tuple[ArmState, dict[str, torch.Tensor] | None]:
+    """A new arm's state and the weights it starts from (None: the start model's).
+
+    An arm of :data:`.settings.BRANCHES` starts from its parent's committed state and weights.
+
+    Raises:
+        ValueError: the parent has no committed state, or the imitation arm has no labels.
+    """
     from ..labels.shards import labels_charge
 
+    parent = settings.BRANCHES.get(options.arm)
+    if parent is not None:
+        loaded = committed_arm(options.report_dir, parent)
+        if loaded is None:
+            raise ValueError(
+                f"arm: {options.arm!r} branches from the {parent!r} arm, which has no committed "
+                f"state under {options.report_dir}"
+            )
+        state, weights = loaded
+        state.arm = options.arm
+        state.eval_at_cpu_hours = None  # the branch's curve starts with its parent's weights
+        return state, weights
     state = ArmState(arm=options.arm, start_model=options.start_model)
     state.phase = "imitation" if options.arm == "imitation" else "pomo"
     if options.arm == "imitation":
@@ -97,11 +116,11 @@ def _fresh_state(options: ArmOptions) -> ArmState:
         state.label_count = int(charge["count"])
         state.label_cpu_hours = charge["cpu_hours"]
         state.label_mean_objective = charge["mean_objective"]
-    return state
+    return state, None
 
 
-def _optimizer(policy: torch.nn.Module, phase: str) -> torch.optim.Optimizer:
-    lr = settings.IMITATION_LR if phase == "imitation" else settings.POMO_LR
+def _optimizer(policy: torch.nn.Module, phase: str, arm: str) -> torch.optim.Optimizer:
+    lr = settings.IMITATION_LR if phase == "imitation" else settings.pomo_lr(arm)
     return torch.optim.Adam(policy.parameters(), lr=lr, weight_decay=settings.WEIGHT_DECAY)
 
 
@@ -122,8 +141,8 @@ def train(options: ArmOptions) -> ArmState:
     )
     policy = load_policy(settings.start_model_path(options.start_model))
     if origin == "fresh":
-        state = _fresh_state(options)
-    else:
+        state, weights = _fresh_state(options)
+    if weights is not None:
         policy.load_state_dict(weights)
     log.info(
         "%s arm, resuming from %s (%s phase): %.2f CPU h charged",
@@ -148,7 +167,7 @@ def train(options: ArmOptions) -> ArmState:
         num_augment=1,
         num_starts=settings.POMO_STARTS.get(options.arm),
     )
-    optimizer = _optimizer(policy, state.phase)
+    optimizer = _optimizer(policy, state.phase, options.arm)
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)
     torch.manual_seed(options.seed * 7919 + state.resumes)
@@ -227,7 +246,7 @@ def train(options: ArmOptions) -> ArmState:
                 state.instances += imitation_step()
                 if state.examples >= options.imitation_epochs * len(labels):
                     state.phase = "pomo"
-                    optimizer = _optimizer(policy, "pomo")
+                    optimizer = _optimizer(policy, "pomo", options.arm)
                     labels = None
                     log.info("imitation arm: %d examples done, POMO from here", state.examples)
             else:

@@ -10,7 +10,10 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   ``pomo`` arm;
 - ``pomo16``: the same POMO as the ``pomo`` arm with :data:`POMO_STARTS` ``["pomo16"]`` starts
   per instance instead of one per customer (``benchmarks/pomo_step.py``: more instances per CPU
-  second; this arm measures whether they teach as much per CPU hour).
+  second; this arm measures whether they teach as much per CPU hour);
+- ``pomo-slow``: branches from the ``pomo`` arm's committed state (its weights and counters, so
+  its curve continues the ``pomo`` arm's hours) and goes on with Adam at a quarter of the
+  learning rate (:data:`POMO_LRS`): whether a lower rate leaves the ``pomo`` arm's plateau.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -28,7 +31,10 @@ START_MODEL = "results/imitation/clrp50/start/drlhq_clrp50"
 #: The instances both arms train on.
 PRESET = "clrp50"
 #: The arms.
-ARMS = ("pomo", "imitation", "pomo16")
+ARMS = ("pomo", "imitation", "pomo16", "pomo-slow")
+#: Arms that start from another arm's committed state (weights and counters) instead of
+#: :data:`START_MODEL`: arm -> the arm it branches from.
+BRANCHES = {"pomo-slow": "pomo"}
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
 #: the gradient's norm clip.
@@ -39,6 +45,8 @@ GRAD_CLIP = 1.0
 #: POMO starts per instance of the arms that do not start from every customer (the others: one
 #: per customer, RL4CO POMO's default).
 POMO_STARTS = {"pomo16": 16}
+#: POMO's learning rate of the arms that do not use :data:`POMO_LR`.
+POMO_LRS = {"pomo-slow": 2.5e-5}
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).
@@ -74,6 +82,11 @@ def start_model_path(model: str = START_MODEL) -> str:
     if not Path(model).is_absolute() and under_root.with_suffix(".pt").is_file():
         return str(under_root)
     return model
+
+
+def pomo_lr(arm: str) -> float:
+    """Adam's learning rate of ``arm``'s POMO phase."""
+    return POMO_LRS.get(arm, POMO_LR)
 
 
 def check_arm(arm: str) -> str:

@@ -39,6 +39,8 @@ ARM_RECIPES = {
     "thread (batch {batch}, Adam {lr:g})",
     "pomo16": "POMO with 16 starts per instance continued on one CPU thread (batch {batch}, "
     "Adam {lr:g})",
+    "pomo-slow": "POMO continued on one CPU thread (batch {batch}, Adam {base_lr:g} as the "
+    "pomo arm, then from the pomo arm's committed state Adam {lr:g})",
 }
 
 
@@ -57,7 +59,10 @@ def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> di
     pomo_instances = state.instances - state.examples
     start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
     recipe = ARM_RECIPES[state.arm].format(
-        batch=settings.POMO_BATCH, lr=settings.POMO_LR, examples=state.examples
+        batch=settings.POMO_BATCH,
+        lr=settings.pomo_lr(state.arm),
+        base_lr=settings.POMO_LR,
+        examples=state.examples,
     )
     return {
         "preset": settings.PRESET,
