@@ -323,3 +323,43 @@ def test_a_group_is_served_from_the_depots_cheapest_for_all_its_customers():
     assert len(set(location_model.customer_groups(instance.customer_locs, 2))) == 1
     assert facility_location_set(instance, seconds=30.0, nearest=1, max_groups=2) == (0,)
     assert facility_location_set(instance, seconds=30.0, nearest=1, max_groups=4) == (0, 1)
+
+
+def two_large_far_depots_instance() -> CLRPInstance:
+    """Ten customers (demand 5 each, at x = 1..10) with ten small depots among them (capacity
+    10, opening 50) and two large ones far out (x = -20 and 31, capacity 25 each: together
+    exactly the demand, opening 10). Every customer's ten nearest depots are the small ones.
+    With F = 0 and q = 15 the two large depots cost 20 + 2/3 (21+..+25 + 25+..+21) = 173.3;
+    any set with a small depot opens at least three of them (150) beside a large one, whose
+    five customers alone add 2/3 (21+..+25) = 76.7."""
+    return line_instance(
+        depot_x=[*range(1, 11), -20, 31],
+        capacity=[10.0] * 10 + [25.0, 25.0],
+        opening=[50.0] * 10 + [10.0, 10.0],
+        customer_x=list(range(1, 11)),
+        demand=[5.0] * 10,
+    )
+
+
+def test_the_pairs_budget_sets_how_many_depots_each_customer_may_be_served_from(monkeypatch):
+    instance = two_large_far_depots_instance()  # 10 customers, 12 depots
+    assert facility_location_set(instance, seconds=30.0) == (10, 11)  # 6000 pairs: every depot
+    only_nearest = facility_location_set(instance, seconds=30.0, nearest=10)
+    assert only_nearest is not None and not {10, 11} & set(only_nearest)
+    # 11 depots each: every customer reaches its nearer large depot, which holds its half
+    monkeypatch.setattr(location_model, "SERVED_PAIRS", 110)
+    assert candidate_depots(instance).shape == (10, 11)
+    assert facility_location_set(instance, seconds=30.0) == (10, 11)
+    monkeypatch.setattr(location_model, "SERVED_PAIRS", 109)
+    assert candidate_depots(instance).shape == (10, 10)
+    assert facility_location_set(instance, seconds=30.0) == only_nearest
+
+
+def test_the_default_reach_shares_the_pairs_budget_never_below_nearest_nor_above_every_depot():
+    pairs, nearest = location_model.SERVED_PAIRS, location_model.NEAREST
+    assert location_model.default_nearest(pairs // 20, 30) == 20
+    assert location_model.default_nearest(pairs // 20 + 1, 30) == 19
+    assert location_model.default_nearest(pairs // 20, 19) == 19
+    assert location_model.default_nearest(pairs, 30) == nearest
+    assert location_model.default_nearest(10 * pairs, 30) == nearest
+    assert location_model.default_nearest(pairs, 5) == 5
