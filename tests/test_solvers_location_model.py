@@ -363,3 +363,10 @@ def test_the_default_reach_shares_the_pairs_budget_never_below_nearest_nor_above
     assert location_model.default_nearest(pairs, 30) == nearest
     assert location_model.default_nearest(10 * pairs, 30) == nearest
     assert location_model.default_nearest(pairs, 5) == 5
+
+
+def test_one_customer_gets_the_whole_pairs_budget(monkeypatch):
+    monkeypatch.setattr(location_model, "SERVED_PAIRS", 20)
+    assert location_model.default_nearest(1, 30) == 20
+    assert location_model.default_nearest(0, 30) == 20  # no division by zero
+    assert location_model.default_nearest(2, 30) == location_model.NEAREST
