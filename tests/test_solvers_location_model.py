@@ -370,3 +370,13 @@ def test_one_customer_gets_the_whole_pairs_budget(monkeypatch):
     assert location_model.default_nearest(1, 30) == 20
     assert location_model.default_nearest(0, 30) == 20  # no division by zero
     assert location_model.default_nearest(2, 30) == location_model.NEAREST
+
+
+def test_grouped_customers_share_the_pairs_budget_by_groups(monkeypatch):
+    # max_groups 4 on the line: groups {1,2,3} {4,5} {6,7,8} {9,10} (demand 15, 10, 15, 10),
+    # the first two nearer the large depot at x = -20, the last two the one at x = 31
+    instance = two_large_far_depots_instance()
+    monkeypatch.setattr(location_model, "SERVED_PAIRS", 44)  # 11 a group, 4 a customer
+    assert facility_location_set(instance, seconds=30.0, max_groups=4) == (10, 11)
+    ten = facility_location_set(instance, seconds=30.0, nearest=10, max_groups=4)
+    assert ten is not None and not {10, 11} & set(ten)
