@@ -151,6 +151,9 @@ def test_the_comparison_is_at_the_hours_both_arms_reached(tmp_path):
     assert both["points"]["pomo"]["x8"] == 28.1 and both["points"]["imitation"]["x8"] == 27.9
     assert both["leader"] == "imitation"
     assert curve.comparison([r for r in curve.read_points(tmp_path) if r["arm"] == "pomo"]) is None
+    # a branch starts at its parent's hours: the comparison of the others is unchanged
+    curve.append_point(tmp_path, _state("pomo-slow", 3.0), 27.0, 1.0)
+    assert curve.comparison(curve.read_points(tmp_path)) == both
 
 
 def test_behind_picks_the_arm_with_fewer_charged_hours():

@@ -107,9 +107,11 @@ def comparison(rows: list[dict], key: str = "charged_cpu_hours") -> dict | None:
     """The arms with evaluations at the largest ``key`` (charged CPU hours, or
     ``pomo_instances``) all of them have reached: each arm's last evaluation there, the mean of
     its last :data:`WINDOW` up to there, the leader (lower last x8) and the mean's leader. None
-    until two arms have a point."""
+    until two arms have a point. Arms that branch from another arm's state
+    (:data:`.settings.BRANCHES`) start late and are left out: they continue their parent's
+    curve."""
     reached = {}
-    for arm in settings.ARMS:
+    for arm in (a for a in settings.ARMS if a not in settings.BRANCHES):
         mine = [r[key] for r in rows if r["arm"] == arm]
         if mine:
             reached[arm] = max(mine)
