@@ -37,6 +37,15 @@ EXACT_MAX_CUSTOMERS = 12
 #: customers and 30 s it was +1.2% on average and up to +12% (results/hard/), so the rule stays.
 PYVRP_MIN_CUSTOMERS = 400
 PYVRP_MAX_SECONDS = 30.0
+#: Fewest customers and smallest depot capacity spread (largest over smallest capacity) at
+#: which ``auto`` runs PyVRP alone at any budget: heterogeneous depots. On the 14 files of kind
+#: ``e`` (spread 7.5-12) of 300-600 customers of Schneider & Löffler's set at 60 s, one thread,
+#: side by side, PyVRP alone was 0.83% above the published best-known values on average, the
+#: hybrid 1.82%, lower on 12 of the 14 (the hybrid's refined learned starts kept too few
+#: depots: 400-25-2e +3.74% against +0.21%; results/schneider/set_search.md). The presets'
+#: spread is at most 1.8, Prins' 1.
+HETEROGENEOUS_MIN_CUSTOMERS = 300
+HETEROGENEOUS_SPREAD = 4.0
 #: The generalist models, preferred first: ``auto``'s choice outside the paper's distribution
 #: is the first of them that is shipped.
 GENERALIST_MODELS = ("drlhqcf_mixed", "drlhqcf_mixed50_cpu")
@@ -107,7 +116,9 @@ def auto_method(
     ``pyvrp`` when depots are nearly free (:func:`.solvers.pyvrp_solver.nearly_free_depots`:
     there the policy's depot choices matter little and its starts were far from PyVRP's, 66%
     above on 600 customers, so decoding and refining them only took PyVRP's time) and from
-    :data:`PYVRP_MIN_CUSTOMERS` customers within :data:`PYVRP_MAX_SECONDS`; else ``hybrid``.
+    :data:`PYVRP_MIN_CUSTOMERS` customers within :data:`PYVRP_MAX_SECONDS`, or from
+    :data:`HETEROGENEOUS_MIN_CUSTOMERS` on heterogeneous depots (:func:`heterogeneous_depots`);
+    else ``hybrid``.
     """
     from .solvers.pyvrp_solver import nearly_free_depots
 
@@ -118,7 +129,16 @@ def auto_method(
         return "pyvrp"
     if customers >= PYVRP_MIN_CUSTOMERS and seconds is not None and seconds <= PYVRP_MAX_SECONDS:
         return "pyvrp"
+    if customers >= HETEROGENEOUS_MIN_CUSTOMERS and heterogeneous_depots(instance):
+        return "pyvrp"
     return "hybrid"
+
+
+def heterogeneous_depots(instance: CLRPInstance) -> bool:
+    """Whether the largest depot capacity is at least :data:`HETEROGENEOUS_SPREAD` times the
+    smallest."""
+    capacity = instance.depot_capacity
+    return float(capacity.max()) >= HETEROGENEOUS_SPREAD * float(capacity.min())
 
 
 def resolve(

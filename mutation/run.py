@@ -182,6 +182,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/solvers/set_search.py": [
         "tests/test_solvers_set_search.py",
+        "tests/test_solvers_region.py",
         "tests/test_solvers_pyvrp_budget.py",
         "tests/test_solvers_pyvrp.py",
         "tests/test_solvers_decompose.py",
@@ -192,6 +193,9 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/solvers/decompose.py": [
         "tests/test_solvers_decompose.py",
+    ],
+    "clrp_rl4co/solvers/region.py": [
+        "tests/test_solvers_region.py",
     ],
     "clrp_rl4co/solvers/hybrid.py": [
         "tests/test_solvers_hybrid_parts.py",

@@ -750,3 +750,24 @@ def test_the_budget_counts_from_an_earlier_start_when_given():
     call = time.perf_counter() - called
     assert call < 1.5  # about 0.5 s: counted from the call, it would take the whole 2 s
     assert 1.5 <= result.seconds <= 2.0 * 1.05 + 0.5
+
+
+@pytest.mark.parametrize(
+    "customers, spread, method",
+    [
+        (300, 4.0, "pyvrp"),  # heterogeneous from 300 customers, at any budget
+        (300, 3.99, "hybrid"),
+        (299, 4.0, "hybrid"),
+        (600, 12.0, "pyvrp"),
+    ],
+)
+def test_auto_runs_pyvrp_alone_on_heterogeneous_depots_from_300_customers(
+    customers, spread, method
+):
+    """Largest capacity ``spread`` times the smallest (one depot large, four small)."""
+    base = _sized_instance(customers)
+    small = 20.0 * customers
+    capacity = np.array([small * spread, small, small, small, small])
+    instance = replace(base, depot_capacity=capacity)
+    assert auto_method(instance, 60.0) == method
+    assert auto_method(instance, None) == method

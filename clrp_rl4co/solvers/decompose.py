@@ -149,12 +149,12 @@ def route_by_parts(
                           clock=clock)  # fmt: skip
         if found is None or _total(sub, found) >= _total(sub, warm):
             found = warm
-        routes.extend(_global_routes(found, group, customers))
+        routes.extend(global_routes(found, group, customers))
         left -= len(customers)
     return CLRPSolution(routes)
 
 
-def _global_routes(solution: CLRPSolution, group, customers) -> list[Route]:
+def global_routes(solution: CLRPSolution, group, customers) -> list[Route]:
     """The routes of a group's sub-instance solution in the whole instance's indices."""
     return [
         Route(int(group[r.depot]), tuple(int(customers[c]) for c in r.customers))

@@ -29,6 +29,7 @@ from pyvrp.IteratedLocalSearch import IteratedLocalSearchParams
 from pyvrp.solve import SolveParams
 
 from ..data import CLRPInstance, CLRPSolution
+from . import set_search
 from .common import SolverResult, check_solution, make_result, solution_cost
 from .decompose import LARGE_INSTANCE
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
@@ -256,7 +257,7 @@ def depot_set_search(
     seed: int = 0,
     initial: CLRPSolution | None = None,
     clock: Callable[[], float] = time.perf_counter,
-    params: SetSearchParams = SetSearchParams(),
+    params: SetSearchParams | None = None,
 ) -> CLRPSolution | None:
     """The depots to open and their routes, within ``seconds`` on ``clock`` and / or
     ``max_iterations`` PyVRP iterations; None when nothing feasible was found.
@@ -267,11 +268,14 @@ def depot_set_search(
     that are some customer's nearest (:func:`nearest_depots`) and those of ``initial`` gets the
     whole budget (PyVRP leaves unused depots closed, and the trips encoding it ends with prices
     their opening costs). Else the depot-set search (:func:`.set_search.search_sets`, shares
-    in ``params``). Every set is routed by :func:`route_on_set`; ``initial`` (a valid solution)
-    warm-starts the first run and is kept if nothing beats it. ``seconds``: a deadline
+    in ``params``, None: :data:`.set_search.PARAMS` at the call). Every set is routed by
+    :func:`route_on_set`; ``initial`` (a valid solution) warm-starts the first run and is kept
+    if nothing beats it. ``seconds``: a deadline
     (``clock`` is then its own), or seconds from now on ``clock``.
     """
     deadline = as_deadline(seconds, clock)
+    if params is None:
+        params = set_search.PARAMS
     if instance.num_customers >= LARGE_INSTANCE:
         return route_large(instance, deadline, max_iterations, seed, initial, route_on_set,
                            params)  # fmt: skip

@@ -2,10 +2,11 @@
 
 :func:`search_sets` starts from the best depot set by :class:`.set_estimate.SetEstimate`,
 routes it, then tries drop / swap / add moves on the set (:func:`neighbour_sets`) in increasing
-order of estimate, each by a short run warm-started from the best solution, and gives what is
+order of estimate, each by a short run warm-started from the best solution (on large
+instances and budgets a run on the move's region only, :mod:`.region`), and gives what is
 left of the budget to the best set. :func:`route_large` is the path from
-:data:`.decompose.LARGE_INSTANCE` customers: one set and assignment, routed by parts. Both take
-the caller's :class:`.stopping.Deadline` and route a set with the given ``route``
+:data:`.decompose.LARGE_INSTANCE` customers: one set and assignment, routed by parts. Both
+take the caller's :class:`.stopping.Deadline` and route a set with the given ``route``
 (:func:`.pyvrp_solver.route_on_set`, as :func:`.decompose.route_by_parts` does):
 :func:`.pyvrp_solver.depot_set_search` chooses between them.
 """
@@ -22,6 +23,7 @@ import numpy as np
 from ..data import CLRPInstance, CLRPSolution
 from .common import solution_cost
 from .decompose import LARGE_INSTANCE, RouteOnSet, route_by_parts
+from .region import reroute_region
 from .set_estimate import OutOfTime, SetEstimate
 from .stopping import Budget, Deadline
 
@@ -60,6 +62,12 @@ class SetSearchParams:
             :data:`.decompose.LARGE_INSTANCE` customers, where its first set is the only one
             routed (no set moves follow) and the opening costs of hundreds of candidate
             depots are much of the objective.
+        local_customers: from this many customers, in time-limited searches of at least
+            ``local_min_seconds``, a candidate re-routes only its move's region
+            (:func:`.region.reroute_region`) on ``local_share`` of the budget, and the last
+            run keeps ``local_final_share`` (the routes outside the regions were routed only
+            by the first run). Iteration-only and shorter searches route whole sets: there a
+            region's run got too few iterations (results/schneider/set_search.md).
         large_ranking_seconds: seconds the ranking needs at :data:`.decompose.LARGE_INSTANCE`
             customers for the facility-location model to reach a good set, growing with the
             square of the customers (measured on the size rule's instances, one thread:
@@ -76,11 +84,19 @@ class SetSearchParams:
     restricted_polish_customers: int = 50
     large_ranking_share: float = 0.25
     large_ranking_seconds: float = 3.0
+    local_customers: int = 300
+    local_share: float = 0.02
+    local_final_share: float = 0.5
+    local_min_seconds: float = 20.0
 
-    @property
-    def max_candidates(self) -> int:
-        """The most candidate sets one search runs."""
-        return int((1.0 - self.first_share - self.final_share) / self.eval_share + 1e-9)
+    def by_region(self, instance: CLRPInstance, seconds: float | None) -> bool:
+        """Whether a search of ``seconds`` (None: iterations only) prices by region."""
+        big_enough = instance.num_customers >= self.local_customers
+        return big_enough and seconds is not None and seconds >= self.local_min_seconds
+
+
+#: The shares of every search that is not given its own (read at each call).
+PARAMS = SetSearchParams()
 
 
 def fleet_restricts(instance: CLRPInstance, depots) -> bool:
@@ -166,11 +182,23 @@ class SetSearch:
         self.instance, self.route, self.params, self.seed = instance, route, params, seed
         self.deadline = deadline
         self.budget = Budget(deadline.seconds, max_iterations)
-        self.candidates_end = deadline.share(1.0 - params.final_share)
+        self.by_region = params.by_region(instance, deadline.seconds)
+        if self.by_region:
+            self.candidate_share, self.final_share = params.local_share, params.local_final_share
+        else:
+            self.candidate_share, self.final_share = params.eval_share, params.final_share
+        left = 1.0 - params.first_share - self.final_share  # the most candidates:
+        self.max_candidates = int(left / self.candidate_share + 1e-9)
+        self.candidates_end = deadline.share(1.0 - self.final_share)
         self.estimate = SetEstimate(instance)
         self.best: CLRPSolution | None = None
         self.tried: set[tuple[int, ...]] = set()
         self.runs = 0  # candidate runs so far
+
+    def seconds(self, budget: Budget) -> float | None:
+        """``budget``'s seconds, cut to the time left before the search's deadline."""
+        seconds, left = budget.seconds, self.deadline.left()
+        return seconds if seconds is None or left is None else min(seconds, left)
 
     def run_set(
         self, depots, budget: Budget, seed: int, warm: CLRPSolution | None, polish: bool = False
@@ -182,11 +210,8 @@ class SetSearch:
             small = self.instance.num_customers < self.params.restricted_polish_customers
             polish = small and fleet_restricts(self.instance, depots)
         polish_share = self.params.polish_share if polish else 0.0
-        seconds, left = budget.seconds, self.deadline.left()
-        if seconds is not None and left is not None:  # never past the search's deadline
-            seconds = min(seconds, left)
-        return self.route(self.instance, depots, seconds, budget.iterations, seed, warm,
-                          polish_share, clock=self.deadline.clock)  # fmt: skip
+        return self.route(self.instance, depots, self.seconds(budget), budget.iterations, seed,
+                          warm, polish_share, clock=self.deadline.clock)  # fmt: skip
 
     def start(self, ranked: list[tuple[int, ...]], initial: CLRPSolution | None) -> list:
         """Route the first set (``initial``'s open depots, else the best ranked one), then,
@@ -212,12 +237,19 @@ class SetSearch:
         return queue
 
     def try_set(self, depots: tuple[int, ...]) -> bool:
-        """Route candidate ``depots`` on ``eval_share`` from the best solution (seed: the
-        search's + the candidate's number); whether it beat the best by more than 1e-9."""
+        """Route candidate ``depots`` from the best solution (seed: the search's + the
+        candidate's number), its whole set or its move's region (:attr:`by_region`); whether
+        it beat the best by more than 1e-9."""
         self.tried.add(depots)
         self.runs += 1
-        part = self.budget.part(self.params.eval_share)
-        found = self.run_set(depots, part, self.seed + self.runs, self.best)
+        part = self.budget.part(self.candidate_share)
+        seed = self.seed + self.runs
+        if self.by_region:
+            seconds, clock = self.seconds(part), self.deadline.clock
+            found = reroute_region(self.instance, self.best, depots, seconds, part.iterations,
+                                   seed, self.route, clock=clock)  # fmt: skip
+        else:
+            found = self.run_set(depots, part, seed, self.best)
         if solution_cost(self.instance, found) < solution_cost(self.instance, self.best) - 1e-9:
             self.best = found
             self.tried.add(tuple(found.open_depots))
@@ -227,9 +259,9 @@ class SetSearch:
     def improve(self, queue: list[tuple[int, ...]]) -> bool:
         """First-improvement search: the untried sets of ``queue`` and the best set's moves in
         increasing order of estimate, again from each new best set, until no move improves,
-        :attr:`SetSearchParams.max_candidates` have run, the moves' estimates run out of
-        time, or the candidates' time is spent. Returns True only in the last case."""
-        while self.runs < self.params.max_candidates:
+        :attr:`max_candidates` have run, the moves' estimates run out of time, or the
+        candidates' time is spent. Returns True only in the last case."""
+        while self.runs < self.max_candidates:
             try:
                 moves = neighbour_sets(self.instance, tuple(self.best.open_depots), self.estimate)
             except OutOfTime:
@@ -250,7 +282,7 @@ class SetSearch:
                 return Round.OUT_OF_TIME
             if self.try_set(depots):
                 return Round.IMPROVED
-            if self.runs >= self.params.max_candidates:
+            if self.runs >= self.max_candidates:
                 return Round.DONE
         return Round.DONE
 
@@ -258,11 +290,11 @@ class SetSearch:
         """The last run on the best set (seed + :data:`LAST_RUN_SEED`, with the trips polish):
         the time left, and at least ``final_share`` of the iterations, with those of the
         candidates not run (all counted as run when the candidates' time was spent)."""
-        iterations = self.budget.part(self.params.final_share).iterations
+        iterations = self.budget.part(self.final_share).iterations
         if iterations is not None:
-            runs = self.params.max_candidates if out_of_time else self.runs
+            runs = self.max_candidates if out_of_time else self.runs
             used = self.budget.part(self.params.first_share).iterations
-            used += runs * self.budget.part(self.params.eval_share).iterations
+            used += runs * self.budget.part(self.candidate_share).iterations
             iterations = max(iterations, self.budget.iterations - used)
         last = Budget(self.budget.seconds, iterations)  # cut to the time left (run_set)
         found = self.run_set(self.best.open_depots, last, self.seed + LAST_RUN_SEED, self.best,
@@ -287,8 +319,10 @@ def search_sets(
     time. The first set is the best ranked one (or ``initial``'s open depots, with the best
     ranked set tried first in the search); its run gets ``first_share`` of the budget (time
     and iterations), each candidate set, in increasing order of estimate and warm-started from
-    the best solution, ``eval_share`` (:class:`SetSearch`). The search stops when no move
-    improves, after :attr:`SetSearchParams.max_candidates` candidates, or once
+    the best solution, ``eval_share`` (:class:`SetSearch`; from ``local_customers`` customers
+    and ``local_min_seconds`` each candidate re-routes only its move's region, on
+    ``local_share``, and ``local_final_share`` replaces ``final_share``). The search stops when
+    no move improves, after :attr:`SetSearch.max_candidates` candidates, or once
     ``1 - final_share`` of the time is spent; a last run on the best set gets the rest
     (:meth:`SetSearch.finish`). ``initial`` (a valid solution) warm-starts the first run and is
     kept if nothing beats it. None when no set gets a feasible solution.
