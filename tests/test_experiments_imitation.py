@@ -263,3 +263,23 @@ def test_a_branch_starts_from_its_parents_committed_state_at_its_own_rate(arms, 
     rows = [r for r in curve.read_points(tmp / "report") if r["arm"] == "pomo-slow"]
     assert [r["pomo_instances"] for r in rows] == [parent.instances, parent.instances + 4]
     assert settings.pomo_lr("pomo") == settings.POMO_LR
+
+
+def test_a_killed_call_keeps_what_it_evaluated(arms):
+    # evaluations after every step; the third one never returns (the process is killed)
+    options, _, tmp = arms
+    calls = []
+
+    def evaluation_then_kill(policy):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return 30.0
+
+    with pytest.raises(KeyboardInterrupt):
+        train(
+            options("pomo", max_steps=5, eval_every_cpu_hours=0.0, evaluate_fn=evaluation_then_kill)
+        )
+    state = load_committed(tmp / "report" / "pomo", ArmState)[0]
+    assert state.steps == 1 and state.instances == 4  # the first step's evaluation
+    assert [r["pomo_instances"] for r in curve.read_points(tmp / "report")] == [0, 4]

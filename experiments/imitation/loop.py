@@ -4,7 +4,9 @@ It resumes from the local checkpoint or the committed state (as the generalist d
 by the arm's phase (imitation passes over the labels, then POMO), evaluates every
 :data:`.settings.EVAL_EVERY_CPU_HOURS` of training CPU time and at the end, saves the local
 checkpoint every :data:`.settings.SAVE_EVERY_S` seconds, stops cleanly at the deadline or on
-SIGTERM / SIGINT (the step in progress finishes), and writes the committed state back once.
+SIGTERM / SIGINT (the step in progress finishes), and writes the committed state back at every
+evaluation (with the local checkpoint, so that both agree) and at the end: a call that is killed
+keeps what it evaluated in the working tree, its curve's points and its state together.
 """
 
 from __future__ import annotations
@@ -201,6 +203,8 @@ def train(options: ArmOptions) -> ArmState:
         state.eval_at_cpu_hours = state.cpu_hours
         state.last_validation = {"instances": state.instances, "x8": value}
         append_point(options.report_dir, state, value, time.process_time() - began, commit)
+        save_local(state, policy.state_dict(), optimizer.state_dict(), work_dir)
+        save_committed(state, policy.state_dict(), state_dir)
         log.info(
             "%s arm at %.3f CPU h charged (%s phase): x8 %.4f",
             options.arm,

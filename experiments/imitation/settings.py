@@ -13,7 +13,9 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   second; this arm measures whether they teach as much per CPU hour);
 - ``pomo-slow``: branches from the ``pomo`` arm's committed state (its weights and counters, so
   its curve continues the ``pomo`` arm's hours) and goes on with Adam at a quarter of the
-  learning rate (:data:`POMO_LRS`): whether a lower rate leaves the ``pomo`` arm's plateau.
+  learning rate (:data:`POMO_LRS`): whether a lower rate leaves the ``pomo`` arm's plateau;
+- ``pomo-slower``: branches from the ``pomo-slow`` arm the same way, at a quarter of its rate
+  again (``pomo-slow`` gained about 0.1 in its first two CPU hours, then stayed level).
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -31,10 +33,10 @@ START_MODEL = "results/imitation/clrp50/start/drlhq_clrp50"
 #: The instances both arms train on.
 PRESET = "clrp50"
 #: The arms.
-ARMS = ("pomo", "imitation", "pomo16", "pomo-slow")
+ARMS = ("pomo", "imitation", "pomo16", "pomo-slow", "pomo-slower")
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
-BRANCHES = {"pomo-slow": "pomo"}
+BRANCHES = {"pomo-slow": "pomo", "pomo-slower": "pomo-slow"}
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
 #: the gradient's norm clip.
@@ -46,7 +48,7 @@ GRAD_CLIP = 1.0
 #: per customer, RL4CO POMO's default).
 POMO_STARTS = {"pomo16": 16}
 #: POMO's learning rate of the arms that do not use :data:`POMO_LR`.
-POMO_LRS = {"pomo-slow": 2.5e-5}
+POMO_LRS = {"pomo-slow": 2.5e-5, "pomo-slower": 6.25e-6}
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).
