@@ -354,6 +354,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a candidate ranking rule: solve the facility-location model first from N "
         "candidate depots (the package's RankingParams.model_first_depots otherwise)",
     )
+    parser.add_argument(
+        "--set-ranker",
+        default=None,
+        choices=["estimate", "learned"],
+        help="the depot-set search's order of the sets to try (SetSearchParams.set_ranker; "
+        "the package's default otherwise): learned = the shipped set model",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--bks", default=_default_bks(),
                         help="CSV file,bks (default: $CLRP_BENCHMARKS_DIR/bks/"
@@ -393,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
         set_estimate.PARAMS = dataclasses.replace(
             set_estimate.PARAMS, model_first_depots=args.model_first_depots
         )
+    if args.set_ranker is not None:
+        import dataclasses
+
+        from clrp_rl4co.solvers import set_search
+
+        set_search.PARAMS = dataclasses.replace(set_search.PARAMS, set_ranker=args.set_ranker)
     command = provenance.command_line(argv, prog=PROG)
     todo = pending(files, args.seconds, done_runs(rows))
     print(f"{len(todo)} runs to do ({len(rows)} already in {args.out / 'runs.csv'}); "

@@ -182,6 +182,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/solvers/set_search.py": [
         "tests/test_solvers_set_search.py",
+        "tests/test_solvers_set_model.py",
         "tests/test_solvers_region.py",
         "tests/test_solvers_pyvrp_budget.py",
         "tests/test_solvers_pyvrp.py",
@@ -196,6 +197,14 @@ MODULES: dict[str, list[str]] = {
     ],
     "clrp_rl4co/solvers/region.py": [
         "tests/test_solvers_region.py",
+    ],
+    "clrp_rl4co/solvers/set_model.py": [
+        "tests/test_solvers_set_model.py",
+    ],
+    "clrp_rl4co/solvers/large.py": [
+        "tests/test_solvers_set_search.py",
+        "tests/test_solvers_decompose.py",
+        "tests/test_solvers_pyvrp_budget.py",
     ],
     "clrp_rl4co/solvers/hybrid.py": [
         "tests/test_solvers_hybrid_parts.py",

@@ -144,3 +144,27 @@ def test_best_known_values_are_read_and_checked(tmp_path):
     path.write_text("file,bks\na.json,1\na.json,2\n")
     with pytest.raises(ValueError, match=r"bks\.csv:3: a\.json is named twice"):
         schneider.read_bks(path)
+
+
+def test_two_run_folders_side_by_side_on_the_files_both_hold(tmp_path, capsys):
+    from benchmarks import schneider_pairs
+
+    def run(folder, gaps, seconds=60):
+        for name, gap in gaps.items():
+            size, depots, _ = schneider_pairs._order(name)
+            (tmp_path / folder).mkdir(exist_ok=True)
+            schneider.append_row(tmp_path / folder, {"file": name, "kind": name[-6],
+                                 "customers": size, "depots": depots, "seconds": seconds,
+                                 "gap_pct": gap})  # fmt: skip
+
+    run("a", {"300-15-2e.json": 1.0, "400-20-2e.json": 2.0, "500-25-2e.json": 3.0})
+    run("b", {"300-15-2e.json": 0.5, "400-20-2e.json": 2.0, "500-25-2e.json": 4.0})
+    run("b", {"600-30-2e.json": 9.0, "300-15-2c.json": 9.0})  # only in b, or of kind c
+    run("b", {"300-15-2e.json": 7.0}, seconds=10)  # another budget
+    schneider_pairs.main(["--seconds", "60", "--kind", "e", f"A={tmp_path / 'a'}",
+                          f"B={tmp_path / 'b'}"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "| 300-15-2e.json | 1.00 | 0.50 |" in out and "600-30" not in out
+    assert "| **mean** | **2.00** | **2.17** |" in out and "| above 2.5 | 1 | 1 |" in out
+    # differences -0.5, 0, +1: mean +0.17, one lower, one equal, one higher
+    assert "B minus A: +0.17 +- " in out and "lower / equal / higher 1 / 1 / 1" in out

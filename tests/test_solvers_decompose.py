@@ -10,8 +10,8 @@ import pytest
 from clocks import FakeClock
 from instances import random_instance
 
+import clrp_rl4co.solvers.large as large
 import clrp_rl4co.solvers.pyvrp_solver as pyvrp_solver
-import clrp_rl4co.solvers.set_search as set_search
 from clrp_rl4co.data import CLRPInstance, CLRPSolution
 from clrp_rl4co.data.solution import Route, route_length
 from clrp_rl4co.execution import interrupt
@@ -132,8 +132,8 @@ def test_the_search_routes_a_large_instance_by_parts(monkeypatch):
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 200)
     instance = clustered_instance()
     calls = []
-    real = set_search.route_by_parts
-    monkeypatch.setattr(set_search, "route_by_parts",
+    real = large.route_by_parts
+    monkeypatch.setattr(large, "route_by_parts",
                         lambda *a, **k: calls.append(a) or real(*a, **k))  # fmt: skip
     res = solve_pyvrp(instance, seconds=None, max_iterations=200)
     assert calls and res.solution is not None
@@ -165,15 +165,15 @@ def test_the_large_ranking_gets_what_the_model_needs_within_a_tenth_and_a_quarte
         vehicle_capacity=10.0,
         vehicle_fixed_cost=1.0,
     )
-    assert set_search.large_ranking_seconds(instance, seconds) == pytest.approx(expected)
+    assert large.large_ranking_seconds(instance, seconds) == pytest.approx(expected)
 
 
 def test_the_large_path_ranks_sets_for_its_ranking_seconds(monkeypatch):
     # From LARGE_INSTANCE customers (200 here) the first ranked set is the only one routed:
     # 240 customers need 3 x 1.2^2 = 4.32 s, within 40 s a tenth (4 s) and a quarter (10 s).
-    # The threshold switches the path (pyvrp_solver) and scales the ranking (set_search).
+    # The threshold switches the path (pyvrp_solver) and scales the ranking (large).
     monkeypatch.setattr(pyvrp_solver, "LARGE_INSTANCE", 200)
-    monkeypatch.setattr(set_search, "LARGE_INSTANCE", 200)
+    monkeypatch.setattr(large, "LARGE_INSTANCE", 200)
     asked = []
     real = SetEstimate.best_sets
 
@@ -182,7 +182,7 @@ def test_the_large_path_ranks_sets_for_its_ranking_seconds(monkeypatch):
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(SetEstimate, "best_sets", spy)
-    monkeypatch.setattr(set_search, "route_by_parts", lambda *a, **k: None)
+    monkeypatch.setattr(large, "route_by_parts", lambda *a, **k: None)
     pyvrp_solver.depot_set_search(clustered_instance(), 40.0, clock=FakeClock())
     assert asked == [pytest.approx(4.32)]
 

@@ -14,7 +14,7 @@ import pytest
 from clocks import FakeClock, TickingClock
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
-from clrp_rl4co.solvers import pyvrp_solver, set_estimate, set_search
+from clrp_rl4co.solvers import large, pyvrp_solver, set_estimate, set_search
 from clrp_rl4co.solvers.pyvrp_solver import PARAMS, depot_set_search, route_on_set
 from clrp_rl4co.solvers.set_estimate import OutOfTime, RankingParams, SetEstimate
 from clrp_rl4co.solvers.set_search import SetSearchParams
@@ -775,9 +775,9 @@ def large_path_routes(monkeypatch, instance, ranked) -> set[int]:
         routed.append(assignment)
         return CLRPSolution([Route(int(d), (j,)) for j, d in enumerate(assignment)])
 
-    monkeypatch.setattr(set_search, "route_by_parts", by_parts)
+    monkeypatch.setattr(large, "route_by_parts", by_parts)
     deadline = Deadline(10.0, FakeClock())
-    found = set_search.route_large(instance, deadline, None, 0, None, pyvrp_solver.route_on_set)
+    found = large.route_large(instance, deadline, None, 0, None, pyvrp_solver.route_on_set)
     [assignment] = routed
     assert set(found.open_depots) == set(assignment.tolist())
     return set(assignment.tolist())
@@ -1455,10 +1455,10 @@ def large_path(monkeypatch):
         return CLRPSolution([Route(int(d), (j,)) for j, d in enumerate(assignment)])
 
     monkeypatch.setattr(SetEstimate, "best_sets", timed)
-    monkeypatch.setattr(set_search, "route_by_parts", by_parts)
+    monkeypatch.setattr(large, "route_by_parts", by_parts)
 
     def search(instance, seconds, max_iterations=None, seed=0, initial=None):
-        return set_search.route_large(instance, Deadline(seconds, clock), max_iterations, seed,
+        return large.route_large(instance, Deadline(seconds, clock), max_iterations, seed,
                                       initial, pyvrp_solver.route_on_set)  # fmt: skip
 
     return search, clock, seen, found, rankers

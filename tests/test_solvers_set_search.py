@@ -10,13 +10,13 @@ import pytest
 from clocks import FakeClock
 
 from clrp_rl4co.data import CLRPInstance, CLRPSolution, Route
-from clrp_rl4co.solvers import set_search
+from clrp_rl4co.solvers import large
+from clrp_rl4co.solvers.large import large_assignment
 from clrp_rl4co.solvers.set_search import (
     LAST_RUN_SEED,
     SetSearch,
     SetSearchParams,
     fleet_restricts,
-    large_assignment,
     search_sets,
 )
 from clrp_rl4co.solvers.stopping import Budget, Deadline
@@ -118,7 +118,7 @@ def test_the_large_ranking_gets_the_time_of_the_given_parameters(monkeypatch):
         def assignment(self, depots):
             return np.zeros(self.n, np.int64)
 
-    monkeypatch.setattr(set_search, "SetEstimate", Estimate)
+    monkeypatch.setattr(large, "SetEstimate", Estimate)
     params = SetSearchParams(ranking_share=0.02, large_ranking_share=0.5)
     found = large_assignment(tight(), Deadline(100.0, FakeClock()), params)
     assert found.tolist() == [0, 0, 0, 0]

@@ -32,9 +32,10 @@ from ..data import CLRPInstance, CLRPSolution
 from . import set_search
 from .common import SolverResult, check_solution, make_result, solution_cost
 from .decompose import LARGE_INSTANCE
+from .large import route_large
 from .pyvrp_encoding import Encoding, decode, encode, encode_fleet, to_pyvrp
 from .set_estimate import SetEstimate
-from .set_search import SetSearchParams, route_large, search_sets
+from .set_search import SetSearchParams, search_sets
 from .stopping import Budget, Deadline, as_deadline
 
 logger = logging.getLogger(__name__)
@@ -263,7 +264,7 @@ def depot_set_search(
     ``max_iterations`` PyVRP iterations; None when nothing feasible was found.
 
     From :data:`.decompose.LARGE_INSTANCE` customers one depot set is routed by parts
-    (:func:`.set_search.route_large`). When depots are nearly free
+    (:func:`.large.route_large`). When depots are nearly free
     (:func:`nearly_free_depots`) there is no set search: one :func:`route_on_set` on the depots
     that are some customer's nearest (:func:`nearest_depots`) and those of ``initial`` gets the
     whole budget (PyVRP leaves unused depots closed, and the trips encoding it ends with prices

@@ -4,7 +4,7 @@
 routes it, then tries drop / swap / add moves on the set (:func:`neighbour_sets`) in increasing
 order of estimate, each by a short run warm-started from the best solution (on large
 instances and budgets a run on the move's region only, :mod:`.region`), and gives what is
-left of the budget to the best set. :func:`route_large` is the path from
+left of the budget to the best set. :func:`.large.route_large` is the path from
 :data:`.decompose.LARGE_INSTANCE` customers: one set and assignment, routed by parts. Both
 take the caller's :class:`.stopping.Deadline` and route a set with the given ``route``
 (:func:`.pyvrp_solver.route_on_set`, as :func:`.decompose.route_by_parts` does):
@@ -18,24 +18,25 @@ import logging
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..data import CLRPInstance, CLRPSolution
 from .common import solution_cost
-from .decompose import LARGE_INSTANCE, RouteOnSet, route_by_parts
+from .decompose import RouteOnSet
 from .region import reroute_region
 from .set_estimate import OutOfTime, SetEstimate
+from .set_model import LearnedRanking, load_set_model
 from .stopping import Budget, Deadline
 
 logger = logging.getLogger(__name__)
 
+#: The orders of the sets to try (:class:`SetSearchParams` ``set_ranker``).
+SET_RANKERS = ("estimate", "learned")
 #: The last run's seed is the search's seed plus this (candidate ``k`` runs with seed + k).
 LAST_RUN_SEED = 10_007
 
 
 @dataclass(frozen=True)
 class SetSearchParams:
-    """How :func:`search_sets` and :func:`route_large` share their budget.
+    """How :func:`search_sets` and :func:`.large.route_large` share their budget.
 
     Attributes:
         first_share: share of the budget (time and iterations) of the first set's run, and of
@@ -74,6 +75,12 @@ class SetSearchParams:
             about 1 s of HiGHS at 2,000 customers, 4-8 s at 5,000, 20 s at 10,000, before the
             model grouped customers above :data:`.location_model.MAX_GROUPS`; grouped, about
             5 s at 10,000).
+        set_ranker: how the sets to try are ordered: ``"estimate"``
+            (:class:`.set_estimate.SetEstimate`'s value) or ``"learned"``: the shipped set
+            model's predicted total (:class:`.set_model.LearnedRanking`) re-orders the first
+            ``learned_rerank`` of the estimate's order, of the ranked first sets and of each
+            round's moves (no more than the candidates left to run).
+        learned_rerank: see ``set_ranker``.
     """
 
     first_share: float = 0.15
@@ -88,6 +95,12 @@ class SetSearchParams:
     local_share: float = 0.02
     local_final_share: float = 0.5
     local_min_seconds: float = 20.0
+    set_ranker: str = "estimate"
+    learned_rerank: int = 24
+
+    def __post_init__(self) -> None:
+        if self.set_ranker not in SET_RANKERS:
+            raise ValueError(f"set_ranker: {self.set_ranker!r} is not one of {SET_RANKERS}")
 
     def by_region(self, instance: CLRPInstance, seconds: float | None) -> bool:
         """Whether a search of ``seconds`` (None: iterations only) prices by region."""
@@ -191,9 +204,20 @@ class SetSearch:
         self.max_candidates = int(left / self.candidate_share + 1e-9)
         self.candidates_end = deadline.share(1.0 - self.final_share)
         self.estimate = SetEstimate(instance)
+        self.learned = None
+        if params.set_ranker == "learned":
+            self.learned = LearnedRanking(instance, load_set_model(), self.estimate)
         self.best: CLRPSolution | None = None
         self.tried: set[tuple[int, ...]] = set()
         self.runs = 0  # candidate runs so far
+
+    def order(self, sets: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """``sets`` (in the estimate's order) re-ordered by the learned ranking
+        (:attr:`SetSearchParams.set_ranker`); unchanged without it."""
+        if self.learned is None:
+            return sets
+        count = min(self.params.learned_rerank, max(self.max_candidates - self.runs, 1))
+        return self.learned.rerank(sets, count)
 
     def seconds(self, budget: Budget) -> float | None:
         """``budget``'s seconds, cut to the time left before the search's deadline."""
@@ -264,6 +288,7 @@ class SetSearch:
         while self.runs < self.max_candidates:
             try:
                 moves = neighbour_sets(self.instance, tuple(self.best.open_depots), self.estimate)
+                moves = self.order(moves)
             except OutOfTime:
                 return False
             outcome = self.run_round([*queue, *moves])
@@ -328,7 +353,7 @@ def search_sets(
     kept if nothing beats it. None when no set gets a feasible solution.
     """
     search = SetSearch(instance, deadline, max_iterations, seed, route, params)
-    ranked = search.estimate.best_sets(deadline=deadline.share(params.ranking_share))
+    ranked = search.order(search.estimate.best_sets(deadline=deadline.share(params.ranking_share)))
     queue = search.start(ranked, initial)
     if search.best is None:
         return None
@@ -336,65 +361,3 @@ def search_sets(
     out_of_time = search.improve(queue)
     search.estimate.stop_at(None)
     return search.finish(out_of_time)
-
-
-def large_ranking_seconds(
-    instance: CLRPInstance, seconds: float, params: SetSearchParams = SetSearchParams()
-) -> float:
-    """The depot-set ranking's time on a large instance within ``seconds``: what the model
-    needs (``large_ranking_seconds`` x (N / :data:`.decompose.LARGE_INSTANCE`)^2), at least
-    ``ranking_share`` and at most ``large_ranking_share`` of ``seconds``."""
-    need = params.large_ranking_seconds * (instance.num_customers / LARGE_INSTANCE) ** 2
-    return max(params.ranking_share * seconds, min(params.large_ranking_share * seconds, need))
-
-
-def large_assignment(
-    instance: CLRPInstance, deadline: Deadline, params: SetSearchParams
-) -> np.ndarray | None:
-    """[N] the depot of each customer for the large path: of the first ranked set whose
-    estimate's assignment fits the capacities and the best ranked set made to fit
-    (:meth:`.set_estimate.SetEstimate.fitting`), the cheaper one, else every depot; None when
-    none fits. The ranking gets :func:`large_ranking_seconds` of the time left."""
-    est = SetEstimate(instance)
-    left, ranking = deadline.left(), None
-    if left is not None:
-        ranking = Deadline(large_ranking_seconds(instance, left, params), deadline.clock)
-    ranked = est.best_sets(deadline=ranking)
-    # the best ranked sets often overload the estimate's greedy assignment (the model and
-    # the descents fill depots to their capacities)
-    first_fit = next((s for s in ranked if est.fits(s)), None)
-    made_to_fit = est.fitting(ranked[0]) if ranked else None
-    fitting = [s for s in (first_fit, made_to_fit) if s is not None]
-    tries = [*sorted(fitting, key=est), tuple(range(instance.num_depots))]
-    return next((a for a in map(est.assignment, tries) if a is not None), None)
-
-
-def route_large(
-    instance: CLRPInstance,
-    deadline: Deadline,
-    max_iterations: int | None,
-    seed: int,
-    initial: CLRPSolution | None,
-    route: RouteOnSet,
-    params: SetSearchParams = SetSearchParams(),
-) -> CLRPSolution | None:
-    """The search from :data:`.decompose.LARGE_INSTANCE` customers: one depot set and
-    assignment (``initial``'s, else :func:`large_assignment`), routed by parts
-    (:func:`.decompose.route_by_parts` with ``route``) in the time left; ``initial`` when the
-    parts cost as much or more. Without a fitting assignment, ``route`` on every depot."""
-    if initial is not None and initial.routes:
-        assignment = np.empty(instance.num_customers, np.int64)
-        for r in initial.routes:
-            assignment[list(r.customers)] = r.depot
-    else:
-        assignment = large_assignment(instance, deadline, params)
-        if assignment is None:
-            logger.info("%s: no depot set whose assignment fits; PyVRP on every depot",
-                        instance.name)  # fmt: skip
-            return route(instance, range(instance.num_depots), deadline.left(), max_iterations,
-                         seed, clock=deadline.clock)  # fmt: skip
-    found = route_by_parts(instance, assignment, deadline.left(), route, max_iterations, seed,
-                           initial, clock=deadline.clock)  # fmt: skip
-    if initial is not None and solution_cost(instance, initial) <= solution_cost(instance, found):
-        return initial
-    return found

@@ -3,11 +3,13 @@
     CLRP_BENCHMARKS_DIR=/path/to/benchmarks OMP_NUM_THREADS=1 nice python -m \\
         experiments.depot_choice collect --generated 30 --max-minutes 9
     python -m experiments.depot_choice evaluate
+    python -m experiments.depot_choice ship     # the set model, fitted on the generated data
 
 ``collect`` writes ``datasets/depot_choice/dev.npz`` (the 44 development files of Schneider &
 Löffler's set, read from ``$CLRP_BENCHMARKS_DIR/schneider/``) and ``generated.npz`` (seeded
 generated instances, :mod:`.instances`), resuming what is there; ``evaluate`` writes
-``results/depot_choice/metrics.csv`` and ``tables.md``.
+``results/depot_choice/metrics.csv`` and ``tables.md``; ``ship`` writes the package's set
+model ``clrp_rl4co/pretrained/set_cost_ridge.json`` (:mod:`.ship`).
 """
 
 from __future__ import annotations
@@ -74,10 +76,32 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("evaluate", help="compare the estimates on held-out instances")
     e.add_argument("--data", type=Path, default=DATA)
     e.add_argument("--out", type=Path, default=RESULTS)
+    s = sub.add_parser("ship", help="fit the set model on the generated data and ship it")
+    s.add_argument("--data", type=Path, default=DATA)
+    s.add_argument("--out", type=Path, default=None, help="default: the package's set model")
+    s.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)
     if args.command == "collect":
         return _collect(args, argv)
+    if args.command == "ship":
+        return _ship(args, argv)
     return _evaluate(args)
+
+
+def _ship(args, argv) -> int:
+    from clrp_rl4co.reporting import provenance
+    from clrp_rl4co.solvers.set_model import PRETRAINED_DIR, SHIPPED_SET_MODEL
+
+    from .ship import ship
+
+    out = args.out or PRETRAINED_DIR / f"{SHIPPED_SET_MODEL}.json"
+    meta = {
+        "commit": provenance.commit_line(),
+        "command": provenance.command_line(argv, prog="python -m experiments.depot_choice"),
+    }
+    written = ship(args.data, out, meta, overwrite=args.overwrite)
+    print(f"wrote {written}")
+    return 0
 
 
 def _collect(args, argv) -> int:

@@ -15,13 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from clrp_rl4co.solvers.set_features import (
-    CONTEXT_FEATURES,
-    DAGANZO_K,
-    DEPOT_FEATURES,
-    SET_FEATURES,
-    column,
-)
+from clrp_rl4co.solvers import set_model
+from clrp_rl4co.solvers.set_features import DAGANZO_K, SET_FEATURES
 
 #: Ridge penalties tried (on standardised features, per example).
 PENALTIES = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -60,53 +55,10 @@ def opening_used(data: dict[str, np.ndarray]) -> np.ndarray:
     return _vec(data, "sum_opening")
 
 
-_DEPOT_UNITS = {name: doc.split(":")[0] for name, doc in DEPOT_FEATURES}
-_CONTEXT_UNITS = {name: doc.split(":")[0] for name, doc in CONTEXT_FEATURES}
-
-
-def _unit(name: str) -> str:
-    """The unit of a :data:`SET_FEATURES` entry (``cost``, ``cost^2``, ``demand``, ``count``,
-    ``1``)."""
-    if name in _CONTEXT_UNITS:
-        return _CONTEXT_UNITS[name]
-    return _DEPOT_UNITS[name.split("_", 1)[1]]
-
-
 def unit_free(data: dict[str, np.ndarray]) -> tuple[np.ndarray, list[str]]:
-    """``[E, W]`` the set vector without units, and the columns' names: sums of costs over the
-    continuous approximation (``base``), means and maxima of costs over ``ell`` (the customers'
-    mean arc cost to their depot), areas as ``sqrt(area) / ell``, demands over ``q``, counts as
-    ``log(1 + x)``, ratios as they are; plus the approximation's parts over ``base``.
-    Constant columns (``q``, ``F`` on this data) are kept: the standardisation zeroes them."""
-    base = approximation(data, DAGANZO_K, "local")
-    customers = np.maximum(_vec(data, "num_customers"), 1.0)
-    ell = (data["per_depot"][..., column("customers")]
-           * data["per_depot"][..., column("dist_mean")]).sum(axis=1) / customers  # fmt: skip
-    ell = np.maximum(ell, 1e-9)
-    q = _vec(data, "vehicle_capacity")
-    cols, names = [], []
-    for k, name in enumerate(SET_FEATURES):
-        x = data["vector"][:, k]
-        unit = _unit(name)
-        if unit == "cost":
-            x = x / base if name.startswith("sum_") else x / ell
-        elif unit == "cost^2":
-            x = np.sqrt(x) / ell
-        elif unit == "demand":
-            x = x / q
-        elif unit == "count":
-            x = np.log1p(x)
-        cols.append(x)
-        names.append(name)
-    fixed = _vec(data, "vehicle_fixed_cost") * _vec(data, "sum_routes")
-    for name, x in (
-        ("fixed_share", fixed / base),
-        ("line_haul_share", _vec(data, "sum_line_haul") / base),
-        ("hull_tour_share", DAGANZO_K * _vec(data, "sum_hull_tour") / base),
-    ):
-        cols.append(x)
-        names.append(name)
-    return np.stack(cols, axis=1), names
+    """``[E, W]`` :func:`clrp_rl4co.solvers.set_model.unit_free` of ``data``'s sets, and the
+    columns' names."""
+    return set_model.unit_free(data["vector"], data["per_depot"])
 
 
 class RidgeModel:
@@ -142,11 +94,17 @@ class RidgeModel:
         self.intercept = float(t.mean())  # z is centred over the data
         return self
 
+    def set_model(self, provenance: dict | None = None) -> set_model.SetCostModel:
+        """The fitted numbers as the package's :class:`~clrp_rl4co.solvers.set_model.SetCostModel`
+        (``scale``: one over the standard deviations, 0 for the constant columns)."""
+        scale = 1.0 / self.std
+        extra = dict(provenance or {})
+        return set_model.SetCostModel(tuple(self.names), self.mean.copy(), scale,
+                                      self.coef.copy(), self.intercept, extra)  # fmt: skip
+
     def predict(self, data: dict[str, np.ndarray]) -> np.ndarray:
-        """``[E]`` the predicted routed costs."""
-        x, _ = unit_free(data)
-        t = self.intercept + ((x - self.mean) / self.std) @ self.coef
-        return t * approximation(data, DAGANZO_K, "local")
+        """``[E]`` the predicted routed costs (:meth:`set_model`'s)."""
+        return self.set_model().predict_routed(data["vector"], data["per_depot"])
 
 
 def select(data: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
