@@ -311,6 +311,8 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/solvers/pyvrp_solver.py": ["datasets"],
     "clrp_rl4co/solvers/set_estimate.py": ["datasets"],
     "clrp_rl4co/solvers/highs.py": ["datasets"],
+    # tests/test_solvers_set_model.py reads datasets/depot_choice
+    "clrp_rl4co/solvers/set_model.py": ["datasets"],
     "clrp_rl4co/solvers/refine.py": ["benchmarks", "experiments"],
     "clrp_rl4co/envs/clrp/generator.py": ["configs"],
     "clrp_rl4co/envs/clrp/presets.py": ["configs"],

@@ -58,17 +58,34 @@ def model(coef=None, intercept: float = 1.0, mean=None, scale=None) -> SetCostMo
     )
 
 
-def test_the_features_and_the_ratio_do_not_depend_on_the_cost_unit():
+@pytest.mark.parametrize("factor", [10.0, 1e-4])
+def test_the_features_and_the_ratio_do_not_depend_on_the_cost_unit(factor):
     instance = random_instance(40, seed=2, num_depots=4)
     depots = (0, 2, 3)
     x, names = unit_free(*features(instance, depots))
-    x10, _ = unit_free(*features(scaled(instance, 10.0), depots))
+    x_scaled, _ = unit_free(*features(scaled(instance, factor), depots))
     assert names == list(FEATURE_NAMES) and x.shape == (1, WIDTH)
-    np.testing.assert_allclose(x10, x, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(x_scaled, x, rtol=1e-9, atol=1e-12)
     m = model()
     routed = m.predict_routed(*features(instance, depots))
-    routed10 = m.predict_routed(*features(scaled(instance, 10.0), depots))
-    np.testing.assert_allclose(routed10, 10.0 * routed, rtol=1e-9)
+    routed_scaled = m.predict_routed(*features(scaled(instance, factor), depots))
+    np.testing.assert_allclose(routed_scaled, factor * routed, rtol=1e-9)
+
+
+def test_one_customers_mean_arc_cost_is_the_unit_of_the_mean_costs():
+    # ell, the customers' mean arc cost to their depot, is the one customer's distance (5)
+    instance = CLRPInstance(
+        depot_locs=np.array([[0.0, 0.0]]),
+        customer_locs=np.array([[3.0, 4.0]]),
+        depot_capacity=np.array([10.0]),
+        opening_cost=np.array([1.0]),
+        demand=np.array([2.0]),
+        vehicle_capacity=5.0,
+        vehicle_fixed_cost=1.0,
+    )
+    x, names = unit_free(*features(instance, (0,)))
+    assert x[0, names.index("mean_dist_mean")] == pytest.approx(1.0)
+    assert x[0, names.index("max_dist_max")] == pytest.approx(1.0)
 
 
 def test_without_coefficients_the_prediction_is_the_intercept_times_daganzos_local_cost():
@@ -101,6 +118,10 @@ def test_the_json_file_round_trips_and_is_never_overwritten(tmp_path):
     np.testing.assert_array_equal(again.coef, m.coef)
     with pytest.raises(FileExistsError, match="m.json: exists"):
         m.save(path)
+    text = json.loads(path.read_text())
+    del text["provenance"]
+    path.write_text(json.dumps(text))
+    assert SetCostModel.load(path).provenance == {}  # a file without one reads as none
 
 
 @pytest.mark.parametrize(
@@ -118,6 +139,9 @@ def test_a_malformed_file_names_itself_and_the_field(tmp_path, change, message):
     change(text)
     path.write_text(json.dumps(text))
     with pytest.raises(ValueError, match=f"bad.json: {message}"):
+        SetCostModel.load(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="bad.json: expected a JSON object"):
         SetCostModel.load(path)
     path.write_text("{")
     with pytest.raises(ValueError, match="bad.json: not a JSON file"):
