@@ -59,10 +59,14 @@ def test_one_neighbour_takes_only_the_nearest_kept_depot():
 def recording_route(calls: list):
     """A ``route`` that records its sub-instance and answers with its warm start."""
 
-    def route(instance, depots, seconds, iterations, seed, warm=None, polish_share=0.0,
+    def route(instance, depots, seconds, iterations, seed, warm=None, polish_share=None,
               clock=None):  # fmt: skip
         calls.append((instance, tuple(depots), warm, polish_share))
+        route.budget.append((seconds, iterations, seed, clock))
         return warm
+
+    route.budget = []
+    return route
 
     return route
 
@@ -145,3 +149,66 @@ def test_only_searches_of_local_min_seconds_or_more_price_by_region(seconds, by_
     search = SetSearch(line(), deadline, 100, 0, recording_route([]), params)
     assert search.by_region is by_region
     assert search.final_share == (params.local_final_share if by_region else params.final_share)
+
+
+def test_ties_between_kept_depots_go_to_the_lower_index():
+    """Forty kept depots, 39 of them at (1, 0) and depot 20 at (0.5, 0); closing depot 40 at the
+    origin with three neighbours takes depot 20, then the two lowest indices of the tie: 0
+    and 1 (an unstable sort of 40 distances may not)."""
+    xs = np.array([1.0] * 20 + [0.5] + [1.0] * 19 + [0.0])
+    instance = CLRPInstance(
+        depot_locs=np.stack([xs, np.zeros(41)], axis=1),
+        customer_locs=np.stack([xs, np.ones(41)], axis=1),
+        depot_capacity=np.full(41, 100.0),
+        opening_cost=np.ones(41),
+        demand=np.ones(41),
+        vehicle_capacity=10.0,
+        vehicle_fixed_cost=1.0,
+    )
+    solution = one_route_each(range(41))
+    assert region_depots(instance, solution, tuple(range(40)), neighbours=3) == ((0, 1, 20), (40,))
+
+
+def test_the_region_grows_by_one_neighbour_and_stops_once_its_capacity_equals_the_load():
+    """Depots 0, 1, 2, 3 each serve their customer, depot 3 also customer 4. Drop depot 2: one
+    neighbour gives depot 1 (capacity 1) for customers 1 and 2; two give depots 1 and 3
+    (capacity 1 + 3 = 4) for customers 1-4 (demand 4, exactly held): the region stops there
+    and depot 0 is not routed again."""
+    instance = line(capacity=[1.0, 1.0, 1.0, 3.0, 1.0])
+    solution = one_route_each([0, 1, 2, 3, 3])
+    calls: list = []
+    reroute_region(instance, solution, (0, 1, 3), None, 10, 0, recording_route(calls),
+                   neighbours=1)  # fmt: skip
+    ((sub, _, _, _),) = calls
+    np.testing.assert_allclose(sub.depot_locs, [[1.0, 0.0], [3.0, 0.0]])
+    assert sub.num_customers == 4
+
+
+def test_the_region_run_gets_the_budget_the_warm_start_and_no_polish(caplog):
+    """Close depot 3 (x = 3) with two neighbours: the region is depots 1 and 2; depot 3's
+    routes (customers 3 and 4) start at the region depot nearest depot 3, depot 2. The run gets
+    the call's seconds, iterations, seed and clock, no trips polish, and a sub-instance named
+    after the instance; the joined solution's cost is logged."""
+    instance = line()
+    solution = one_route_each([0, 1, 2, 3, 3])
+    calls: list = []
+    route = recording_route(calls)
+    clock = FakeClock()
+    with caplog.at_level("DEBUG", logger="clrp_rl4co.solvers.region"):
+        found = reroute_region(instance, solution, (0, 1, 2), 1.5, 10, 7, route, clock=clock)
+    ((sub, depots, warm, polish_share),) = calls
+    assert depots == (0, 1) and sub.name == "line[region]" and polish_share == 0.0
+    assert route.budget == [(1.5, 10, 7, clock)]
+    # local depots: 0 = depot 1, 1 = depot 2; local customers: 0..3 = customers 1..4
+    assert sorted(warm.routes, key=lambda r: r.customers) == [
+        Route(0, (0,)),
+        Route(1, (1,)),
+        Route(1, (2,)),
+        Route(1, (3,)),
+    ]
+    from clrp_rl4co.solvers.common import solution_cost
+
+    cost = solution_cost(instance, found)
+    assert caplog.messages == [
+        f"line: set (0, 1, 2) by its region (1, 2) (4 customers): {cost:.6g}"
+    ]
