@@ -206,3 +206,13 @@ def test_a_search_with_the_shipped_model_finds_a_valid_solution():
     params = SetSearchParams(set_ranker="learned")
     found = set_search.search_sets(instance, Deadline(None), 300, 0, None, route_on_set, params)
     found.check(instance)
+
+
+def test_daganzos_cost_from_the_set_vector_equals_the_one_from_the_depots_rows():
+    instance = random_instance(30, seed=4, num_depots=4)
+    vector, per_depot = features(instance, (0, 2))
+    for area, k in (("local", 0.57), ("hull", 0.8)):
+        by_rows = continuous_approximation(per_depot[0], instance.vehicle_fixed_cost, k, area)
+        assert set_model.daganzo_base(vector, k, area)[0] == pytest.approx(by_rows, rel=1e-12)
+    with pytest.raises(ValueError, match="area: expected 'hull' or 'local', got 'disc'"):
+        set_model.daganzo_base(vector, area="disc")

@@ -56,13 +56,21 @@ def _entry(vector: np.ndarray, name: str) -> np.ndarray:
     return vector[:, SET_FEATURES.index(name)]
 
 
-def daganzo_base(vector: np.ndarray) -> np.ndarray:
-    """``[E]`` Daganzo's routed cost with local areas and ``k = DAGANZO_K`` from set vectors
-    ``[E, V]`` (:func:`.set_features.set_vector`): ``F routes + line haul + k local tour``, in
-    cost units."""
+def daganzo_base(vector: np.ndarray, k: float = DAGANZO_K, area: str = "local") -> np.ndarray:
+    """``[E]`` Daganzo's routed cost from set vectors ``[E, V]``
+    (:func:`.set_features.set_vector`): ``F routes + line haul + k tour``, in cost units, the
+    tour over local areas (``area="local"``, the model's base) or convex hulls (``"hull"``), as
+    :func:`.set_features.continuous_approximation` prices one set's rows.
+
+    Raises:
+        ValueError: ``area`` is neither ``"hull"`` nor ``"local"``.
+    """
+    if area not in ("hull", "local"):
+        raise ValueError(f"area: expected 'hull' or 'local', got {area!r}")
     vector = np.atleast_2d(np.asarray(vector, np.float64))
     fixed = _entry(vector, "vehicle_fixed_cost") * _entry(vector, "sum_routes")
-    return fixed + _entry(vector, "sum_line_haul") + DAGANZO_K * _entry(vector, "sum_local_tour")
+    tour = _entry(vector, "sum_local_tour" if area == "local" else "sum_hull_tour")
+    return fixed + _entry(vector, "sum_line_haul") + k * tour
 
 
 def unit_free(vector: np.ndarray, per_depot: np.ndarray) -> tuple[np.ndarray, list[str]]:

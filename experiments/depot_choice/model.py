@@ -34,10 +34,9 @@ def set_estimate_routed(data: dict[str, np.ndarray]) -> np.ndarray:
 def approximation(data: dict[str, np.ndarray], k: float = DAGANZO_K, area: str = "hull"):
     """``[E]`` Daganzo's routed cost (``F routes + 2 r routes + k x tour`` summed over the
     depots; ``area`` ``hull`` or ``local``, as
-    :func:`~clrp_rl4co.solvers.set_features.continuous_approximation`)."""
-    fixed = _vec(data, "vehicle_fixed_cost") * _vec(data, "sum_routes")
-    tour = _vec(data, "sum_hull_tour" if area == "hull" else "sum_local_tour")
-    return fixed + _vec(data, "sum_line_haul") + k * tour
+    :func:`~clrp_rl4co.solvers.set_features.continuous_approximation`): the package's
+    :func:`~clrp_rl4co.solvers.set_model.daganzo_base` of ``data``'s set vectors."""
+    return set_model.daganzo_base(data["vector"], k, area)
 
 
 def fit_k(data: dict[str, np.ndarray], routed: np.ndarray, area: str = "local") -> float:
