@@ -283,3 +283,25 @@ def test_a_killed_call_keeps_what_it_evaluated(arms):
     state = load_committed(tmp / "report" / "pomo", ArmState)[0]
     assert state.steps == 1 and state.instances == 4  # the first step's evaluation
     assert [r["pomo_instances"] for r in curve.read_points(tmp / "report")] == [0, 4]
+
+
+def test_an_arms_batch_is_its_own_and_the_gpu_arms_take_eight_times_as_many():
+    assert settings.pomo_batch("pomo") == settings.POMO_BATCH == 64
+    assert settings.pomo_batch("pomo-gpu") == settings.pomo_batch("pomo-gpu-slow") == 8 * 64
+    assert settings.pomo_lr("pomo-gpu") == settings.POMO_LR
+    assert settings.pomo_lr("pomo-gpu-slow") == settings.pomo_lr("pomo-slow")
+    assert settings.BRANCHES["pomo-gpu"] == settings.BRANCHES["pomo-gpu-slow"] == "pomo-slow"
+
+
+def test_without_a_batch_option_the_arm_trains_on_its_own_batch(arms, monkeypatch):
+    options, _, _ = arms
+    monkeypatch.setattr(settings, "POMO_BATCHES", {"pomo": 3})
+    state = train(options("pomo", max_steps=2, pomo_batch=None))
+    assert state.instances == 6 and state.steps == 2
+    assert state.gpu_hours == 0.0 and state.gpu_instances == 0 and state.cpu_hours > 0
+
+
+def test_the_imitation_phase_is_refused_on_an_accelerator(arms):
+    options, _, _ = arms
+    with pytest.raises(ValueError, match="device: 'cuda'; the imitation phase trains on the CPU"):
+        train(options("imitation", device="cuda"))

@@ -2,7 +2,7 @@
 
 * ``train --arm pomo|imitation|behind --hours H``: continue an arm (``behind``: the one with fewer
   charged CPU hours, so that repeated calls keep the arms level); one thread, ``nice`` 19,
-  resumable, stops cleanly on SIGTERM.
+  resumable, stops cleanly on SIGTERM; ``--device cuda`` for the GPU arms.
 * ``status``: one line per arm.
 * ``report``: ``results/imitation/<preset>/README.md`` and ``curve.png`` from the curve.
 * ``recipes --labels K --recipe LIKELIHOOD,AUGMENT,LR ... [--start shipped|ARM]``: one
@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
         help="labels the imitation arm reads when it starts (default: all there are then)",
     )
     train.add_argument("--nice", type=int, default=19)
+    train.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU arms")
+    train.add_argument("--threads", type=int, default=1)
     verbs.add_parser("status", help="one line per arm")
     verbs.add_parser("report", help="write the report and the plot")
     recipes = verbs.add_parser("recipes", help="one imitation pass per recipe, x8 after it")
@@ -161,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 label_limit=args.label_limit,
                 nice=args.nice,
+                device=args.device,
+                threads=args.threads,
             )
         )
         write_report()

@@ -54,7 +54,10 @@ class ArmOptions:
         start_model: the shipped model (or path) both arms start from.
         command: the command line recorded in the state (default: this process's).
         pomo_batch / imitation_batch / imitation_epochs: as in :mod:`.settings` (tests make
-            them small).
+            them small; ``pomo_batch`` None: the arm's, :func:`.settings.pomo_batch`).
+        device: torch device of the training and the evaluations (``cpu``, ``cuda``). On an
+            accelerator the training's wall time counts as ``gpu_hours`` (not CPU hours) and
+            the evaluations come every ``eval_every_gpu_minutes`` of it.
     """
 
     arm: str
@@ -72,9 +75,11 @@ class ArmOptions:
     evaluate_fn: Callable[[torch.nn.Module], float] | None = None
     start_model: str = settings.START_MODEL
     command: str | None = None
-    pomo_batch: int = settings.POMO_BATCH
+    pomo_batch: int | None = None
     imitation_batch: int = settings.IMITATION_BATCH
     imitation_epochs: int = settings.IMITATION_EPOCHS
+    device: str = "cpu"
+    eval_every_gpu_minutes: float = settings.EVAL_EVERY_GPU_MINUTES
 
 
 def evaluate_paper_set(policy: torch.nn.Module) -> float:
@@ -83,8 +88,10 @@ def evaluate_paper_set(policy: torch.nn.Module) -> float:
     from ..campaign.validation import validate
     from ..paper_sets import load_drlhq_test_set
 
+    device = next(policy.parameters()).device
+    batch = settings.EVAL_BATCH if device.type == "cpu" else settings.EVAL_BATCH_GPU
     instances = load_drlhq_test_set(settings.PRESET)[: settings.EVAL_SIZE]
-    return validate(policy, CLRPEnv(check_actions=False), instances, settings.EVAL_BATCH)
+    return validate(policy, CLRPEnv(check_actions=False, device=device), instances, batch)
 
 
 def _fresh_state(options: ArmOptions) -> tuple[ArmState, dict[str, torch.Tensor] | None]:
@@ -158,17 +165,22 @@ def train(options: ArmOptions) -> ArmState:
     if commit not in state.commits:
         state.commits.append(commit)
     state.commands.append(options.command or command_line(prog="python -m experiments.imitation"))
-    if machine("cpu") not in state.hardware:
-        state.hardware.append(machine("cpu"))
+    device = torch.device(options.device)
+    on_accelerator = device.type != "cpu"
+    if on_accelerator and state.phase == "imitation":
+        raise ValueError(f"device: {options.device!r}; the imitation phase trains on the CPU")
+    if machine(options.device) not in state.hardware:
+        state.hardware.append(machine(options.device))
+    pomo_batch = options.pomo_batch or settings.pomo_batch(options.arm)
 
-    env = CLRPEnv(check_actions=False)
+    env = CLRPEnv(check_actions=False, device=options.device)
     pomo = build_model(
         env,
-        policy,
+        policy.to(device),
         algorithm="pomo",
         num_augment=1,
         num_starts=settings.POMO_STARTS.get(options.arm),
-    )
+    ).to(device)
     optimizer = _optimizer(policy, state.phase, options.arm)
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)
@@ -184,13 +196,23 @@ def train(options: ArmOptions) -> ArmState:
         nonlocal wall0, cpu0
         now_wall, now_cpu = time.perf_counter(), time.process_time()
         state.wall_hours += (now_wall - wall0) / 3600.0
-        if training:
+        if training and on_accelerator:
+            state.gpu_hours += (now_wall - wall0) / 3600.0
+        elif training:
             state.cpu_hours += (now_cpu - cpu0) / 3600.0
         else:
             state.eval_cpu_hours += (now_cpu - cpu0) / 3600.0
         wall0, cpu0 = now_wall, now_cpu
 
     steps_since_evaluation = 0
+    last_gpu_evaluation = [state.gpu_hours]
+
+    def evaluation_due() -> bool:
+        if on_accelerator:
+            return (state.gpu_hours - last_gpu_evaluation[0]) * 60.0 >= (
+                options.eval_every_gpu_minutes
+            )
+        return state.cpu_hours - state.eval_at_cpu_hours >= options.eval_every_cpu_hours
 
     def run_evaluation() -> None:
         nonlocal steps_since_evaluation
@@ -201,6 +223,7 @@ def train(options: ArmOptions) -> ArmState:
         policy.train()
         account(training=False)
         state.eval_at_cpu_hours = state.cpu_hours
+        last_gpu_evaluation[0] = state.gpu_hours
         state.last_validation = {"instances": state.instances, "x8": value}
         append_point(options.report_dir, state, value, time.process_time() - began, commit)
         save_local(state, policy.state_dict(), optimizer.state_dict(), work_dir)
@@ -227,9 +250,11 @@ def train(options: ArmOptions) -> ArmState:
 
     def pomo_step() -> int:
         step_seed = options.seed * 1_000_003 + state.steps
-        batch = generate_dataset(generator, options.pomo_batch, step_seed)
+        batch = generate_dataset(generator, pomo_batch, step_seed).to(device)
         _apply(pomo.shared_step(batch, 0, phase="train")["loss"])
-        return options.pomo_batch
+        if on_accelerator:
+            state.gpu_instances += pomo_batch
+        return pomo_batch
 
     def _apply(loss: torch.Tensor) -> None:
         optimizer.zero_grad()
@@ -259,7 +284,7 @@ def train(options: ArmOptions) -> ArmState:
             steps_this_call += 1
             steps_since_evaluation += 1
             account(training=True)
-            if state.cpu_hours - state.eval_at_cpu_hours >= options.eval_every_cpu_hours:
+            if evaluation_due():
                 run_evaluation()
             if time.perf_counter() - last_saved >= options.save_every_s:
                 save_local(state, policy.state_dict(), optimizer.state_dict(), work_dir)

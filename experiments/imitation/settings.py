@@ -15,7 +15,12 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   its curve continues the ``pomo`` arm's hours) and goes on with Adam at a quarter of the
   learning rate (:data:`POMO_LRS`): whether a lower rate leaves the ``pomo`` arm's plateau;
 - ``pomo-slower``: branches from the ``pomo-slow`` arm the same way, at a quarter of its rate
-  again (``pomo-slow`` gained about 0.1 in its first two CPU hours, then stayed level).
+  again (``pomo-slow`` gained about 0.1 in its first two CPU hours, then stayed level);
+- ``pomo-gpu`` and ``pomo-gpu-slow``: branch from the ``pomo-slow`` arm and train on a GPU
+  (``--device cuda``) with :data:`POMO_BATCHES` instances per step (eight times as many per
+  gradient step), Adam at ``pomo``'s and at ``pomo-slow``'s rate. Their time is GPU wall time
+  (``gpu_hours`` and ``gpu_instances`` in their state), not CPU hours: their points stand at
+  their parent's CPU hours with more instances.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -33,10 +38,15 @@ START_MODEL = "results/imitation/clrp50/start/drlhq_clrp50"
 #: The instances both arms train on.
 PRESET = "clrp50"
 #: The arms.
-ARMS = ("pomo", "imitation", "pomo16", "pomo-slow", "pomo-slower")
+ARMS = ("pomo", "imitation", "pomo16", "pomo-slow", "pomo-slower", "pomo-gpu", "pomo-gpu-slow")
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
-BRANCHES = {"pomo-slow": "pomo", "pomo-slower": "pomo-slow"}
+BRANCHES = {
+    "pomo-slow": "pomo",
+    "pomo-slower": "pomo-slow",
+    "pomo-gpu": "pomo-slow",
+    "pomo-gpu-slow": "pomo-slow",
+}
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
 #: the gradient's norm clip.
@@ -48,7 +58,9 @@ GRAD_CLIP = 1.0
 #: per customer, RL4CO POMO's default).
 POMO_STARTS = {"pomo16": 16}
 #: POMO's learning rate of the arms that do not use :data:`POMO_LR`.
-POMO_LRS = {"pomo-slow": 2.5e-5, "pomo-slower": 6.25e-6}
+POMO_LRS = {"pomo-slow": 2.5e-5, "pomo-slower": 6.25e-6, "pomo-gpu-slow": 2.5e-5}
+#: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
+POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512}
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).
@@ -63,6 +75,9 @@ EVAL_EVERY_CPU_HOURS = 0.25
 EVAL_SIZE = 200
 EVAL_DECODE = "multistart_greedy+aug8"
 EVAL_BATCH = 10
+#: On a GPU: instances per evaluation batch, and minutes of GPU wall time between evaluations.
+EVAL_BATCH_GPU = 200
+EVAL_EVERY_GPU_MINUTES = 2.0
 
 #: Seconds between two local checkpoints.
 SAVE_EVERY_S = 900.0
@@ -89,6 +104,11 @@ def start_model_path(model: str = START_MODEL) -> str:
 def pomo_lr(arm: str) -> float:
     """Adam's learning rate of ``arm``'s POMO phase."""
     return POMO_LRS.get(arm, POMO_LR)
+
+
+def pomo_batch(arm: str) -> int:
+    """POMO's instances per step of ``arm``."""
+    return POMO_BATCHES.get(arm, POMO_BATCH)
 
 
 def check_arm(arm: str) -> str:
