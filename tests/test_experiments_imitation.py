@@ -9,7 +9,7 @@ from test_imitation import TINY, expert_data
 
 from clrp_rl4co.models import build_policy
 from experiments.imitation import __main__ as command
-from experiments.imitation import curve, settings
+from experiments.imitation import curve, loop, settings
 from experiments.imitation.loop import ArmOptions, train
 from experiments.imitation.state import ArmState
 from experiments.labels.shards import Shard, labels_charge, write_shard
@@ -305,3 +305,57 @@ def test_the_imitation_phase_is_refused_on_an_accelerator(arms):
     options, _, _ = arms
     with pytest.raises(ValueError, match="device: 'cuda'; the imitation phase trains on the CPU"):
         train(options("imitation", device="cuda"))
+
+
+@pytest.fixture
+def restore_preset():
+    yield
+    settings.use_preset("clrp50")
+
+
+def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restore_preset):
+    clrp50 = (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR, settings.LABELS_DIR)
+    settings.use_preset("clrp100")
+    assert settings.PRESET == "clrp100" and settings.START_NAME == "drlhq_clrp100"
+    assert settings.START_MODEL == "results/imitation/clrp100/start/drlhq_clrp100"
+    assert settings.REPORT_DIR == settings.ROOT / "results" / "imitation" / "clrp100"
+    # clrp100's arm is named as clrp50's first arm: its local checkpoints live apart
+    assert settings.WORK_DIR == settings.ROOT / "runs" / "imitation-work" / "clrp100"
+    assert settings.LABELS_DIR == settings.ROOT / "datasets" / "labels" / "clrp100"
+    assert settings.preset_arms() == ("pomo",) and settings.shipped_name() == "drlhq_clrp100"
+    assert settings.eval_every_cpu_hours() == 0.5
+    settings.check_arm("pomo")
+    with pytest.raises(ValueError, match="'pomo-slow' is not one of clrp100's arms"):
+        settings.check_arm("pomo-slow")
+    # the pinned start is the shipped clrp100 model's file
+    assert settings.start_model_path(settings.START_MODEL) == str(
+        settings.ROOT / settings.START_MODEL
+    )
+    settings.use_preset("clrp50")
+    assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
+    assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25
+    assert settings.shipped_name() == "drlhq_clrp50"
+    with pytest.raises(ValueError, match="preset: 'clrp20' is not one of"):
+        settings.use_preset("clrp20")
+
+
+def test_an_arm_of_another_preset_trains_and_reports_in_that_presets_folders(
+    arms, restore_preset, monkeypatch
+):
+    options, _, tmp = arms
+    monkeypatch.setattr(settings, "ROOT", tmp)
+    settings.use_preset("clrp100")
+    generated = []
+    real = loop.CLRPGenerator
+
+    def spy_generator(preset):
+        generated.append(preset)
+        return real(preset=preset)
+
+    monkeypatch.setattr(loop, "CLRPGenerator", lambda preset: spy_generator(preset))
+    state = train(options("pomo", max_steps=1, report_dir=None, work_dir=None))
+    assert generated == ["clrp100"] and state.instances == 4
+    assert (tmp / "results" / "imitation" / "clrp100" / "pomo" / "state.json").is_file()
+    assert (tmp / "runs" / "imitation-work" / "clrp100" / "pomo").is_dir()
+    report = (tmp / "results" / "imitation" / "clrp100" / "curve.csv").read_text()
+    assert report.count("\npomo,") == 2  # the start's evaluation and the step's

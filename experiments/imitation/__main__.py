@@ -1,4 +1,6 @@
-"""``python -m experiments.imitation train | status | report``.
+"""``python -m experiments.imitation [--preset clrp50|clrp100] train | status | report | ...``.
+
+The verbs work on one preset's arms (default clrp50; clrp100 has the ``pomo`` arm alone).
 
 * ``train --arm pomo|imitation|behind --hours H``: continue an arm (``behind``: the one with fewer
   charged CPU hours, so that repeated calls keep the arms level); one thread, ``nice`` 19,
@@ -25,6 +27,12 @@ from . import settings
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m experiments.imitation", description=__doc__)
+    parser.add_argument(
+        "--preset",
+        default=next(iter(settings.PRESET_ARMS)),
+        choices=tuple(settings.PRESET_ARMS),
+        help="the preset whose arms the verb works on (default: %(default)s)",
+    )
     verbs = parser.add_subparsers(dest="verb", required=True)
     train = verbs.add_parser("train", help="continue one arm")
     train.add_argument("--arm", default="behind", choices=[*settings.ARMS, "behind"])
@@ -58,12 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_states(report_dir: Path = settings.REPORT_DIR) -> dict:
-    """The committed state of each arm (None where it has none)."""
+def load_states(report_dir: Path | None = None) -> dict:
+    """The committed state of each arm of the preset (None where it has none)."""
+    report_dir = report_dir or settings.REPORT_DIR
     from .state import committed_arm
 
     states = {}
-    for arm in settings.ARMS:
+    for arm in settings.preset_arms():
         loaded = committed_arm(report_dir, arm)
         states[arm] = None if loaded is None else loaded[0]
     return states
@@ -71,15 +80,65 @@ def load_states(report_dir: Path = settings.REPORT_DIR) -> dict:
 
 def behind_arm(states: dict) -> str:
     """The arm of ``states`` with the fewest charged CPU hours (a missing arm first; ties: the
-    first arm in :data:`.settings.ARMS` order)."""
+    first arm in :func:`.settings.preset_arms` order)."""
     return min(
-        [arm for arm in settings.ARMS if arm in states],
+        [arm for arm in settings.preset_arms() if arm in states],
         key=lambda arm: -1.0 if states[arm] is None else states[arm].charged_cpu_hours,
     )
 
 
-def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
+def _intro() -> list[str]:
+    """The report's title, recipe and commands, for the preset in use."""
+    first = next(iter(settings.PRESET_ARMS))
+    flag = "" if settings.PRESET == first else f" --preset {settings.PRESET}"
+    evaluation = (
+        f"Every {settings.eval_every_cpu_hours():g} CPU hours of training, dihedral x8 "
+        f"multistart greedy on the first {settings.EVAL_SIZE} instances of the paper's "
+        f"{settings.PRESET} test set (`experiments/paper_sets.py`); the evaluations' CPU time is "
+        "not charged. CPU hours are one thread's process time, which buys fewer training steps "
+        "when other work shares the core (compare the arms' POMO instances per CPU hour below)."
+    )
+    pomo = f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g})"
+    if settings.PRESET != first:
+        recipe = (
+            f"The `pomo` arm starts from `{settings.START_NAME}` as shipped when it began "
+            f"(`{settings.START_MODEL}`) and continues RL4CO's {pomo} on freshly drawn "
+            f"{settings.PRESET} instances. {evaluation}"
+        )
+    else:
+        plural = "es" if settings.IMITATION_EPOCHS != 1 else ""
+        recipe = (
+            f"Both arms start from `{settings.START_NAME}` as shipped when they began "
+            f"(`{settings.START_MODEL}`). `pomo` continues RL4CO's {pomo}; `imitation` is "
+            "charged the CPU time of its expert labels (PyVRP, `python -m experiments.labels "
+            f"make`), trains {settings.IMITATION_EPOCHS} pass{plural} over them by imitation "
+            f"(likelihood `{settings.IMITATION_LIKELIHOOD}`, batch {settings.IMITATION_BATCH}, "
+            f"Adam {settings.IMITATION_LR:g}), then the same POMO. {evaluation} "
+            f"`pomo16` is the same POMO with {settings.POMO_STARTS['pomo16']} starts per "
+            "instance; `pomo-slow` branches from the `pomo` arm's committed state (its curve "
+            f"continues the `pomo` arm's hours) with Adam {settings.pomo_lr('pomo-slow'):g}, "
+            f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}; "
+            "`pomo-gpu` and `pomo-gpu-slow` from `pomo-slow`'s on a GPU (`--device cuda`) with "
+            f"{settings.pomo_batch('pomo-gpu')} instances a step and Adam "
+            f"{settings.pomo_lr('pomo-gpu'):g} / {settings.pomo_lr('pomo-gpu-slow'):g}: their "
+            "hours are GPU hours, so their points stand at their parent's CPU hours."
+        )
+    return [
+        f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
+        "",
+        recipe,
+        "",
+        "```bash",
+        f"python -m experiments.imitation{flag} train --hours 2   # the arm behind; resumable",
+        f"python -m experiments.imitation{flag} report",
+        "```",
+        "",
+    ]
+
+
+def write_report(report_dir: Path | None = None) -> Path:
     """Write ``README.md`` (recipe, commands, the arms' table and comparison) and the plot."""
+    report_dir = report_dir or settings.REPORT_DIR
     from ..campaign.settings import reference_lines
     from .curve import CURVE_PNG, REPORT, read_points, report_lines, write_curve_png
     from .heldout import HELDOUT_MD
@@ -92,30 +151,7 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
     outlook = outlook_lines(read_points(report_dir), targets, start_instances())
     write_curve_png(report_dir)
     text = [
-        f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
-        "",
-        f"Both arms start from `{settings.START_NAME}` as shipped when they began "
-        f"(`{settings.START_MODEL}`). `pomo` continues RL4CO's "
-        f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g}); `imitation` is charged "
-        f"the CPU time of its expert labels (PyVRP, `python -m experiments.labels make`), "
-        f"trains {settings.IMITATION_EPOCHS} pass{'es' if settings.IMITATION_EPOCHS != 1 else ''} "
-        f"over them by imitation (likelihood "
-        f"`{settings.IMITATION_LIKELIHOOD}`, batch {settings.IMITATION_BATCH}, Adam "
-        f"{settings.IMITATION_LR:g}), then the same POMO. Every "
-        f"{settings.EVAL_EVERY_CPU_HOURS:g} CPU hours of training, dihedral x8 multistart "
-        f"greedy on the first {settings.EVAL_SIZE} instances of the paper's {settings.PRESET} "
-        "test set (`experiments/paper_sets.py`); the evaluations' CPU time is not charged. "
-        "CPU hours are one thread's process time, which buys fewer training steps when other "
-        "work shares the core (compare the arms' POMO instances per CPU hour below). "
-        f"`pomo16` is the same POMO with {settings.POMO_STARTS['pomo16']} starts per instance; "
-        "`pomo-slow` branches from the `pomo` arm's committed state (its curve continues the "
-        f"`pomo` arm's hours) with Adam {settings.pomo_lr('pomo-slow'):g}.",
-        "",
-        "```bash",
-        "python -m experiments.imitation train --hours 2   # the arm behind; resumable",
-        "python -m experiments.imitation report",
-        "```",
-        "",
+        *_intro(),
         *report_lines(report_dir, states),
         "",
         f"![curve]({CURVE_PNG})",
@@ -150,6 +186,7 @@ def write_report(report_dir: Path = settings.REPORT_DIR) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    settings.use_preset(args.preset)
     if args.verb == "train":
         from ..background import log_to_stdout
         from .loop import ArmOptions, train

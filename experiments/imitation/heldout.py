@@ -82,8 +82,8 @@ def paired_row(label: str, costs: list[float], reference: list[float]) -> list[s
 
 def write_heldout(
     count: int,
-    report_dir: Path = settings.REPORT_DIR,
-    start_model: str = settings.START_MODEL,
+    report_dir: Path | None = None,
+    start_model: str | None = None,
     instances: TensorDict | None = None,
 ) -> Path:
     """Decode the held-out instances (``instances`` in place of :func:`heldout_instances`, for
@@ -91,6 +91,8 @@ def write_heldout(
     return its path."""
     from .state import arm_policy, committed_arm
 
+    report_dir = report_dir or settings.REPORT_DIR
+    start_model = start_model or settings.START_MODEL
     if instances is None:
         instances = heldout_instances(count)
     count = instances.batch_size[0]

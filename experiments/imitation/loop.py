@@ -11,6 +11,7 @@ keeps what it evaluated in the working tree, its curve's points and its state to
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -47,11 +48,12 @@ class ArmOptions:
         seed: seed of the arm's data (POMO's instances, the imitation's orders).
         max_steps: stop after this many steps of this call (tests), None for no limit.
         label_limit: labels the imitation arm reads when it starts (None: all there are then).
-        eval_every_cpu_hours, save_every_s: as in :mod:`.settings`.
+        eval_every_cpu_hours, save_every_s: as in :mod:`.settings` (None: the preset's
+            :func:`.settings.eval_every_cpu_hours`).
         report_dir / work_dir / labels_dir: the committed states and curve, the local
-            checkpoints, the labels.
+            checkpoints, the labels (None: the preset's, :mod:`.settings`).
         evaluate_fn: the evaluation (tests replace it with a cheap one): policy -> x8 mean.
-        start_model: the shipped model (or path) both arms start from.
+        start_model: the shipped model (or path) the arms start from (None: the preset's).
         command: the command line recorded in the state (default: this process's).
         pomo_batch / imitation_batch / imitation_epochs: as in :mod:`.settings` (tests make
             them small; ``pomo_batch`` None: the arm's, :func:`.settings.pomo_batch`).
@@ -67,13 +69,13 @@ class ArmOptions:
     seed: int = 0
     max_steps: int | None = None
     label_limit: int | None = None
-    eval_every_cpu_hours: float = settings.EVAL_EVERY_CPU_HOURS
+    eval_every_cpu_hours: float | None = None
     save_every_s: float = settings.SAVE_EVERY_S
-    report_dir: Path = settings.REPORT_DIR
-    work_dir: Path = settings.WORK_DIR
-    labels_dir: Path = settings.LABELS_DIR
+    report_dir: Path | None = None
+    work_dir: Path | None = None
+    labels_dir: Path | None = None
     evaluate_fn: Callable[[torch.nn.Module], float] | None = None
-    start_model: str = settings.START_MODEL
+    start_model: str | None = None
     command: str | None = None
     pomo_batch: int | None = None
     imitation_batch: int = settings.IMITATION_BATCH
@@ -90,7 +92,7 @@ def evaluate_paper_set(policy: torch.nn.Module) -> float:
 
     device = next(policy.parameters()).device
     batch = settings.EVAL_BATCH if device.type == "cpu" else settings.EVAL_BATCH_GPU
-    instances = load_drlhq_test_set(settings.PRESET)[: settings.EVAL_SIZE]
+    instances = load_drlhq_test_set(settings.PRESET)[: settings.EVAL_SIZE]  # the preset's set
     return validate(policy, CLRPEnv(check_actions=False, device=device), instances, batch)
 
 
@@ -136,6 +138,18 @@ def _optimizer(policy: torch.nn.Module, phase: str, arm: str) -> torch.optim.Opt
 def train(options: ArmOptions) -> ArmState:
     """Continue ``options.arm`` for ``options.hours``; returns the state written back."""
     settings.check_arm(options.arm)
+    options = dataclasses.replace(
+        options,
+        report_dir=Path(options.report_dir or settings.REPORT_DIR),
+        work_dir=Path(options.work_dir or settings.WORK_DIR),
+        labels_dir=Path(options.labels_dir or settings.LABELS_DIR),
+        start_model=options.start_model or settings.START_MODEL,
+        eval_every_cpu_hours=(
+            settings.eval_every_cpu_hours()
+            if options.eval_every_cpu_hours is None
+            else options.eval_every_cpu_hours
+        ),
+    )
     evaluate = options.evaluate_fn or evaluate_paper_set
     if options.nice:
         os.nice(options.nice)

@@ -32,9 +32,10 @@ TREND_POINTS = 12
 MANY_HOURS = 1000.0
 
 
-def start_instances(model: str = settings.START_MODEL) -> int:
-    """The fine-tuning instances recorded for the shipped ``model`` (``training_instances``)."""
-    _, meta_path = pretrained_files(settings.start_model_path(model))
+def start_instances(model: str | None = None) -> int:
+    """The fine-tuning instances recorded for the shipped ``model`` (``training_instances``;
+    default: the preset's start)."""
+    _, meta_path = pretrained_files(settings.start_model_path(model or settings.START_MODEL))
     meta = json.loads(meta_path.read_text())
     value = meta.get("training_instances")
     if not isinstance(value, int) or value < 0:

@@ -48,8 +48,8 @@ COLUMNS = (
 
 def start_weights(
     start: str,
-    report_dir: Path = settings.REPORT_DIR,
-    start_model: str = settings.START_MODEL,
+    report_dir: Path | None = None,
+    start_model: str | None = None,
 ) -> dict[str, torch.Tensor]:
     """The weights a pass starts from: ``shipped`` (``start_model``, the arms' start) or an
     arm's committed weights.
@@ -57,7 +57,9 @@ def start_weights(
     Raises:
         ValueError: an unknown start, or an arm with no committed state (naming its folder).
     """
+    report_dir = Path(report_dir or settings.REPORT_DIR)
     if start == "shipped":
+        start_model = start_model or settings.START_MODEL
         return load_policy(settings.start_model_path(start_model)).state_dict()
     settings.check_arm(start)
     from .state import committed_arm
@@ -72,10 +74,10 @@ def run_recipes(
     recipes: list[Recipe],
     label_count: int,
     start: str = "shipped",
-    report_dir: Path = settings.REPORT_DIR,
-    labels_dir: Path = settings.LABELS_DIR,
+    report_dir: Path | None = None,
+    labels_dir: Path | None = None,
     evaluate_fn: Callable[[torch.nn.Module], float] | None = None,
-    start_model: str = settings.START_MODEL,
+    start_model: str | None = None,
 ) -> list[dict]:
     """Each recipe from the same start over the same first ``label_count`` labels; a row each,
     appended to ``recipes.csv``. ``evaluate_fn``: policy -> x8 (default: the arms')."""
@@ -83,7 +85,9 @@ def run_recipes(
     from .loop import evaluate_paper_set
 
     evaluate = evaluate_fn or evaluate_paper_set
-    labels = expert_dataset(labels_dir, limit=label_count)
+    report_dir = report_dir or settings.REPORT_DIR
+    start_model = start_model or settings.START_MODEL
+    labels = expert_dataset(labels_dir or settings.LABELS_DIR, limit=label_count)
     weights = start_weights(start, report_dir, start_model)
     env = CLRPEnv(check_actions=False)
     commit = commit_line()
@@ -123,8 +127,9 @@ def append_row(report_dir: Path, row: dict) -> Path:
     return append_csv_row(Path(report_dir) / RECIPES_CSV, COLUMNS, row)
 
 
-def write_recipes_report(report_dir: Path = settings.REPORT_DIR) -> Path | None:
+def write_recipes_report(report_dir: Path | None = None) -> Path | None:
     """``recipes.md`` from every row of ``recipes.csv`` (None: no rows yet)."""
+    report_dir = report_dir or settings.REPORT_DIR
     path = Path(report_dir) / RECIPES_CSV
     if not path.is_file():
         return None

@@ -69,9 +69,11 @@ IMITATION_LR = 1e-5
 IMITATION_EPOCHS = 1
 IMITATION_LIKELIHOOD = "solution"
 
-#: Evaluation: CPU hours of training between two points of the curve; instances of the paper's
-#: test set (its first ones); the decoding.
+#: Evaluation: CPU hours of training between two points of the curve (per preset: a clrp100
+#: evaluation costs about four times a clrp50 one); instances of the paper's test set (its first
+#: ones); the decoding.
 EVAL_EVERY_CPU_HOURS = 0.25
+EVAL_EVERY_CPU_HOURS_BY_PRESET = {"clrp100": 0.5}
 EVAL_SIZE = 200
 EVAL_DECODE = "multistart_greedy+aug8"
 EVAL_BATCH = 10
@@ -89,6 +91,46 @@ LABELS_DIR = ROOT / "datasets" / "labels" / PRESET
 REPORT_DIR = ROOT / "results" / "imitation" / PRESET
 #: The local checkpoints (optimizer included; not committed).
 WORK_DIR = ROOT / "runs" / "imitation-work"
+
+#: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
+PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo",)}
+
+
+def use_preset(preset: str) -> None:
+    """Point this module's preset constants (:data:`PRESET`, :data:`START_NAME`,
+    :data:`START_MODEL`, :data:`LABELS_DIR`, :data:`REPORT_DIR`, :data:`WORK_DIR`) at
+    ``preset``: its start pinned under ``results/imitation/<preset>/start/``, its local
+    checkpoints under ``runs/imitation-work/<preset>/`` (clrp50's stay where they were).
+
+    Raises:
+        ValueError: naming the preset and the choices.
+    """
+    global PRESET, START_NAME, START_MODEL, LABELS_DIR, REPORT_DIR, WORK_DIR
+    if preset not in PRESET_ARMS:
+        raise ValueError(f"preset: {preset!r} is not one of {tuple(PRESET_ARMS)}")
+    PRESET = preset
+    START_NAME = f"drlhq_{preset}"
+    START_MODEL = f"results/imitation/{preset}/start/{START_NAME}"
+    LABELS_DIR = ROOT / "datasets" / "labels" / preset
+    REPORT_DIR = ROOT / "results" / "imitation" / preset
+    first = next(iter(PRESET_ARMS))
+    WORK_DIR = ROOT / "runs" / "imitation-work" / ("" if preset == first else preset)
+
+
+def preset_arms() -> tuple[str, ...]:
+    """The arms of the preset in use (:data:`ARMS` for a preset without its own, as the tests
+    set a small one by hand)."""
+    return PRESET_ARMS.get(PRESET, ARMS)
+
+
+def shipped_name() -> str:
+    """The shipped model an arm of the preset in use replaces: ``drlhq_<preset>``."""
+    return f"drlhq_{PRESET}"
+
+
+def eval_every_cpu_hours() -> float:
+    """CPU hours of training between two evaluations of the preset in use."""
+    return EVAL_EVERY_CPU_HOURS_BY_PRESET.get(PRESET, EVAL_EVERY_CPU_HOURS)
 
 
 def start_model_path(model: str = START_MODEL) -> str:
@@ -112,11 +154,11 @@ def pomo_batch(arm: str) -> int:
 
 
 def check_arm(arm: str) -> str:
-    """``arm`` if it is one of :data:`ARMS`.
+    """``arm`` if it is one of the arms of the preset in use (:func:`preset_arms`).
 
     Raises:
         ValueError: naming the arm and the choices.
     """
-    if arm not in ARMS:
-        raise ValueError(f"arm: {arm!r} is not one of {ARMS}")
+    if arm not in preset_arms():
+        raise ValueError(f"arm: {arm!r} is not one of {PRESET}'s arms {preset_arms()}")
     return arm

@@ -31,7 +31,6 @@ from .heldout import EQUAL, heldout_instances, paired_row, per_instance_x8
 
 SHIP_MD = "ship.md"
 #: The shipped model an arm may replace.
-SHIPPED = f"drlhq_{settings.PRESET}"
 #: What each arm did after its start, for the JSON's ``recipe``.
 ARM_RECIPES = {
     "pomo": "POMO continued on one CPU thread (batch {batch}, Adam {lr:g})",
@@ -90,11 +89,11 @@ def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> di
 def ship(
     arm: str,
     count: int,
-    report_dir: Path = settings.REPORT_DIR,
+    report_dir: Path | None = None,
     pretrained_dir: Path = PRETRAINED_DIR,
     instances=None,
 ) -> str:
-    """Compare ``arm``'s committed weights with the shipped :data:`SHIPPED` on ``count``
+    """Compare ``arm``'s committed weights with the shipped ``drlhq_<preset>`` on ``count``
     held-out instances (``instances`` in their place, for tests), write ``ship.md``, ship when
     better; returns a one-line verdict.
 
@@ -104,6 +103,8 @@ def ship(
     from .state import arm_policy, committed_arm
 
     settings.check_arm(arm)
+    report_dir = report_dir or settings.REPORT_DIR
+    shipped_name = settings.shipped_name()
     loaded = committed_arm(report_dir, arm)
     if loaded is None:
         raise ValueError(f"arm: {arm!r} has no committed state in {Path(report_dir) / arm}")
@@ -111,7 +112,7 @@ def ship(
     if instances is None:
         instances = heldout_instances(count)
     count = instances.batch_size[0]
-    shipped_path = Path(pretrained_dir) / SHIPPED
+    shipped_path = Path(pretrained_dir) / shipped_name
     shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
     # the arms begun before the start was pinned record its shipped name, which a ship replaces
     pinned = state.start_model in ("", settings.START_NAME)
@@ -125,11 +126,11 @@ def ship(
         f"{arm} arm ({state.charged_cpu_hours:.2f} CPU h, "
         f"{state.instances - state.examples:,} POMO instances) "
         + ("beats" if better else "does not beat")
-        + f" the shipped {SHIPPED} on {count} held-out instances"
-        + (f": shipped as {SHIPPED}" if better else ": nothing shipped")
+        + f" the shipped {shipped_name} on {count} held-out instances"
+        + (f": shipped as {shipped_name}" if better else ": nothing shipped")
     )
     text = [
-        f"# An arm against the shipped `{SHIPPED}`",
+        f"# An arm against the shipped `{shipped_name}`",
         "",
         f"Dihedral x8 multistart greedy on {count} held-out instances of the paper's "
         f"{settings.PRESET} test set (those after the curve's first {settings.EVAL_SIZE}); the "
@@ -144,7 +145,7 @@ def ship(
         "",
         markdown_table(
             ["weights", "mean x8", "minus the shipped", "95% interval", "lower / equal / higher"],
-            [[f"`{SHIPPED}` (shipped before)", f"{shipped_mean:.4f}", "", "", ""], row],
+            [[f"`{shipped_name}` (shipped before)", f"{shipped_mean:.4f}", "", "", ""], row],
         ),
         "",
     ]
