@@ -265,3 +265,75 @@ def test_curve_png_has_three_panels_with_the_targets_where_their_metric_is_logge
     # lines per panel: families (curve + target), gap (curve), Prins (curve + target, or none)
     assert [n for _, n in drawn[0]] == [2, 1, 0] and [n for _, n in drawn[1]] == [2, 1, 2]
     assert drawn[1][2][0] == "Prins x8: gap to the paper's BKS, %"
+
+
+@pytest.fixture
+def plain_run_after():
+    yield
+    settings.use_run("plain")
+
+
+def test_the_bias_run_keeps_its_own_folders_and_adds_the_bias(plain_run_after):
+    plain = (
+        settings.STATE_DIR,
+        settings.REPORT_DIR,
+        settings.WORK_DIR,
+        dict(settings.ARCHITECTURE),
+    )
+    assert settings.RUN == "plain" and settings.BRANCH_FROM is None
+    assert "distance_bias" not in settings.ARCHITECTURE
+    settings.use_run("bias")
+    assert settings.RUN == "bias" and settings.ARCHITECTURE == {**plain[3], "distance_bias": True}
+    assert settings.REPORT_DIR == settings.REPO / "results" / "generalist" / "bias"
+    assert settings.STATE_DIR == settings.REPORT_DIR / "state"
+    assert settings.WORK_DIR == settings.REPO / "runs" / "generalist-work" / "bias"
+    assert settings.BRANCH_FROM == plain[0]  # the plain run's committed state
+    settings.use_run("plain")
+    assert (settings.STATE_DIR, settings.REPORT_DIR, settings.WORK_DIR) == plain[:3]
+    assert settings.ARCHITECTURE == plain[3] and settings.BRANCH_FROM is None
+    with pytest.raises(ValueError, match="run: 'wide' is not one of"):
+        settings.use_run("wide")
+
+
+def test_the_bias_run_starts_from_the_plain_runs_state_with_every_alpha_at_zero(
+    tiny_run, plain_run_after, monkeypatch
+):
+    options, calls, tmp = tiny_run
+    plain = train(options(max_steps=1))
+    plain_weights = load_committed(tmp / "state")[1]
+    settings.use_run("bias")
+    monkeypatch.setattr(settings, "BRANCH_FROM", tmp / "state")
+    seen = []
+
+    def first_validation(policy):
+        seen.append({k: v.detach().clone() for k, v in policy.state_dict().items()})
+        return {"families_met": 1.0, "family_gap_mean": 20.0}
+
+    bias = train(
+        options(
+            max_steps=1,
+            state_dir=tmp / "bias" / "state",
+            work_dir=tmp / "bias" / "work",
+            report_dir=tmp / "bias",
+            validate_fn=first_validation,
+        )
+    )
+    alphas = [k for k in seen[0] if k not in plain_weights]
+    assert alphas and all(k.rsplit(".", 1)[-1].endswith("alpha") for k in alphas)
+    assert all(torch.count_nonzero(seen[0][k]) == 0 for k in alphas)
+    assert all(torch.equal(seen[0][k], plain_weights[k]) for k in plain_weights)
+    # counters continue the plain run's; one step of 64 instances
+    assert bias.instances == plain.instances + 64 and bias.start_model.startswith(str(tmp))
+    assert (tmp / "bias" / "state" / "weights.pt").is_file()
+    # the bias's alphas are trained: the committed weights moved them from 0
+    trained = load_committed(tmp / "bias" / "state")[1]
+    assert any(torch.count_nonzero(trained[k]) for k in alphas)
+    assert load_committed(tmp / "state")[0].instances == plain.instances  # parent untouched
+
+
+def test_a_bias_run_without_a_parent_state_is_refused(tiny_run, plain_run_after, monkeypatch):
+    options, _, tmp = tiny_run
+    settings.use_run("bias")
+    monkeypatch.setattr(settings, "BRANCH_FROM", tmp / "nothing")
+    with pytest.raises(ValueError, match="branches from .*nothing, which has no state"):
+        train(options(state_dir=tmp / "b" / "state", work_dir=tmp / "b" / "work"))

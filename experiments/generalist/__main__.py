@@ -1,4 +1,7 @@
-"""``python -m experiments.generalist train | status | report | ship | throughput``.
+"""``python -m experiments.generalist [--run plain|bias] train | status | report | ship | ...``.
+
+``--run bias`` works on the run with the size-aware distance bias, which branches from the plain
+run's committed state (:data:`.settings.RUNS`); every verb then reads and writes its folders.
 
 * ``train --hours H``: continue the run for H hours of wall time (one thread, ``nice`` 19;
   ``--device cuda`` continues the same run on a GPU), then write the state back.
@@ -28,6 +31,12 @@ from . import settings
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m experiments.generalist", description=__doc__)
+    parser.add_argument(
+        "--run",
+        default=settings.RUN,
+        choices=settings.RUNS,
+        help="plain, or bias: the run with the distance bias (default: %(default)s)",
+    )
     verbs = parser.add_subparsers(dest="verb", required=True)
     train = verbs.add_parser("train", help="continue the run for --hours of wall time")
     train.add_argument("--hours", type=float, required=True)
@@ -46,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--init-instances", type=int, default=None)
     verbs.add_parser("status", help="one line: where the run stands")
     report = verbs.add_parser("report", help="write results/ood/generalist.md (targets, trend)")
-    report.add_argument("--out", type=Path, default=settings.OOD_DIR)
+    report.add_argument("--out", type=Path, default=None, help="default: " + OUT_HELP)
     ship = verbs.add_parser("ship", help="ship the run's weights if they beat the shipped model")
     ship.add_argument("--paper-instances", type=int, default=200)
     imitate = verbs.add_parser("imitate", help="one imitation pass from the committed weights")
@@ -62,11 +71,21 @@ def _parser() -> argparse.ArgumentParser:
     public.add_argument("--bks", type=Path, required=True, help="CSV with columns file,bks")
     public.add_argument("--target", type=float, default=None,
                         help="mean gap target, percent (default: the issue's 10)")  # fmt: skip
-    public.add_argument("--out", type=Path, default=settings.OOD_DIR)
+    public.add_argument("--out", type=Path, default=None, help="default: " + OUT_HELP)
     through = verbs.add_parser("throughput", help="instances/s of the candidate model sizes")
     through.add_argument("--seconds", type=float, default=60.0)
     through.add_argument("--sizes", nargs="+", type=int, default=[50, 100])
     return parser
+
+
+OUT_HELP = "results/ood for the plain run, the run's report folder for the others"
+
+
+def _out(out: Path | None) -> Path:
+    """Where ``report`` and ``public-trend`` write: ``out``, else :data:`OUT_HELP`."""
+    if out is not None:
+        return out
+    return settings.OOD_DIR if settings.RUN == "plain" else settings.REPORT_DIR
 
 
 def _command(argv: Sequence[str] | None) -> str:
@@ -78,6 +97,7 @@ def _command(argv: Sequence[str] | None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    settings.use_run(args.run)
     log_to_stdout()
     if args.verb == "train":
         from .loop import TrainOptions, train
@@ -92,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             validate_every=args.validate_every,
             init=args.init,
             init_instances=args.init_instances,
+            state_dir=settings.STATE_DIR,
+            work_dir=settings.WORK_DIR,
+            report_dir=settings.REPORT_DIR,
         )
         state = train(options)
         from .report import read_curve, status_line
@@ -113,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"no committed state in {settings.STATE_DIR}", file=sys.stderr)
             return 1
         print(write_ood_report(committed[0], read_curve(settings.REPORT_DIR),
-                               settings.REPORT_DIR, args.out))  # fmt: skip
+                               settings.REPORT_DIR, _out(args.out)))  # fmt: skip
     elif args.verb == "ship":
         from .ship import ship
 
@@ -133,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = measure(history, list(args.files), BestKnown.read(args.bks))
         command = _command(argv)
         target = GAP_TARGET if args.target is None else args.target
-        print(write_report(rows, history[-1].state, args.out, command, target))
+        print(write_report(rows, history[-1].state, _out(args.out), command, target))
     elif args.verb == "throughput":
         from .throughput import measure
 

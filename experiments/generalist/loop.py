@@ -83,8 +83,35 @@ class TrainOptions:
     command: str | None = None
 
 
+def _branch_policy(parent_dir: Path) -> tuple[torch.nn.Module, RunState]:
+    """A fresh run's policy and state from the committed state in ``parent_dir``: its weights
+    (only the parameters the parent lacks, the distance bias's ``alpha``s, keep their start
+    at 0) and its counters.
+
+    Raises:
+        ValueError: the parent has no committed state, or its weights do not fit.
+    """
+    loaded = load_committed(parent_dir)
+    if loaded is None:
+        raise ValueError(f"run: {settings.RUN!r} branches from {parent_dir}, which has no state")
+    state, weights = loaded
+    policy = build_policy(settings.POLICY, **settings.ARCHITECTURE)
+    missing, unexpected = policy.load_state_dict(weights, strict=False)
+    if unexpected or any("alpha" not in key.rsplit(".", 1)[-1] for key in missing):
+        raise ValueError(
+            f"{parent_dir}: its weights do not fit run {settings.RUN!r} (missing "
+            f"{sorted(missing)}, unexpected {sorted(unexpected)})"
+        )
+    state.start_model = f"{parent_dir} at {state.instances} instances"
+    state.last_validation = None
+    return policy, state
+
+
 def _start_policy(options: TrainOptions) -> tuple[torch.nn.Module, RunState]:
-    """A fresh run's policy and state (from ``init`` or the start model)."""
+    """A fresh run's policy and state (from ``init``, the run's parent state or the start
+    model)."""
+    if options.init is None and settings.BRANCH_FROM is not None:
+        return _branch_policy(settings.BRANCH_FROM)
     source = options.init or settings.START_MODEL
     start = load_policy(source)
     config = dict(getattr(start, "config", {}))

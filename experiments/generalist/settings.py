@@ -37,6 +37,41 @@ ARCHITECTURE = {
 #: The run starts from this shipped model (same architecture) when there is no state yet.
 START_MODEL = "drlhqcf_mixed50_cpu"
 
+#: The runs (``python -m experiments.generalist --run NAME``): ``plain`` is the run above;
+#: ``bias`` adds the size-aware distance bias (``DRLHQCostPolicy(distance_bias=True)``,
+#: :mod:`clrp_rl4co.policies.distance_attention`) and starts from the ``plain`` run's committed
+#: state (weights and counters, every ``alpha`` at 0, so it starts decoding as that state does):
+#: the two runs' curves compare the bias at equal training instances.
+RUNS = ("plain", "bias")
+#: The run in use (:func:`use_run`) and the committed state a fresh one starts from (None: the
+#: shipped :data:`START_MODEL`).
+RUN = "plain"
+BRANCH_FROM: Path | None = None
+
+
+def use_run(name: str) -> None:
+    """Point this module's run constants (:data:`STATE_DIR`, :data:`REPORT_DIR`,
+    :data:`WORK_DIR`, :data:`ARCHITECTURE`, :data:`BRANCH_FROM`) at run ``name``; ``bias``
+    keeps its state, curve and local checkpoints in ``bias/`` folders beside the plain run's.
+
+    Raises:
+        ValueError: naming the run and the choices.
+    """
+    global RUN, STATE_DIR, REPORT_DIR, WORK_DIR, ARCHITECTURE, BRANCH_FROM
+    if name not in RUNS:
+        raise ValueError(f"run: {name!r} is not one of {RUNS}")
+    plain_report = REPO / "results" / "generalist"
+    ARCHITECTURE = {k: v for k, v in ARCHITECTURE.items() if k != "distance_bias"}
+    RUN, REPORT_DIR = name, plain_report
+    WORK_DIR, BRANCH_FROM = REPO / "runs" / "generalist-work", None
+    if name == "bias":
+        ARCHITECTURE["distance_bias"] = True
+        REPORT_DIR = plain_report / "bias"
+        WORK_DIR = WORK_DIR / "bias"
+        BRANCH_FROM = plain_report / "state"
+    STATE_DIR = REPORT_DIR / "state"
+
+
 #: Adam; the optimizer restarts fresh at a resume from the committed state (weights only),
 #: and continues from the local checkpoint when that is newer.
 LEARNING_RATE = 1e-4
