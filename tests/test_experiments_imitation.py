@@ -322,7 +322,9 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     # clrp100's arm is named as clrp50's first arm: its local checkpoints live apart
     assert settings.WORK_DIR == settings.ROOT / "runs" / "imitation-work" / "clrp100"
     assert settings.LABELS_DIR == settings.ROOT / "datasets" / "labels" / "clrp100"
-    assert settings.preset_arms() == ("pomo",) and settings.shipped_name() == "drlhq_clrp100"
+    assert settings.preset_arms() == ("pomo", "pomo-gpu")
+    assert settings.shipped_name() == "drlhq_clrp100"
+    assert settings.BRANCHES == {"pomo-gpu": "pomo"}  # clrp100's GPU arm continues its pomo arm
     assert settings.eval_every_cpu_hours() == 0.5
     settings.check_arm("pomo")
     with pytest.raises(ValueError, match="'pomo-slow' is not one of clrp100's arms"):
@@ -335,6 +337,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
     assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25
     assert settings.shipped_name() == "drlhq_clrp50"
+    assert settings.BRANCHES["pomo-gpu"] == "pomo-slow"
     with pytest.raises(ValueError, match="preset: 'clrp20' is not one of"):
         settings.use_preset("clrp20")
 

@@ -1,6 +1,7 @@
 """``python -m experiments.imitation [--preset clrp50|clrp100] train | status | report | ...``.
 
-The verbs work on one preset's arms (default clrp50; clrp100 has the ``pomo`` arm alone).
+The verbs work on one preset's arms (default clrp50; clrp100 has ``pomo`` and, on a GPU,
+``pomo-gpu``).
 
 * ``train --arm pomo|imitation|behind --hours H``: continue an arm (``behind``: the one with fewer
   charged CPU hours, so that repeated calls keep the arms level); one thread, ``nice`` 19,
@@ -103,7 +104,9 @@ def _intro() -> list[str]:
         recipe = (
             f"The `pomo` arm starts from `{settings.START_NAME}` as shipped when it began "
             f"(`{settings.START_MODEL}`) and continues RL4CO's {pomo} on freshly drawn "
-            f"{settings.PRESET} instances. {evaluation}"
+            f"{settings.PRESET} instances; `pomo-gpu` branches from its committed state on a GPU "
+            f"(`--device cuda`, {settings.pomo_batch('pomo-gpu')} instances a step; its hours are "
+            f"GPU hours, so its points stand at its parent's CPU hours). {evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""

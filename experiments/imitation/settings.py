@@ -93,19 +93,22 @@ REPORT_DIR = ROOT / "results" / "imitation" / PRESET
 WORK_DIR = ROOT / "runs" / "imitation-work"
 
 #: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
-PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo",)}
+PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo", "pomo-gpu")}
+#: Each preset's :data:`BRANCHES` (clrp100's ``pomo-gpu`` branches from its ``pomo`` arm).
+PRESET_BRANCHES = {"clrp50": BRANCHES, "clrp100": {"pomo-gpu": "pomo"}}
 
 
 def use_preset(preset: str) -> None:
     """Point this module's preset constants (:data:`PRESET`, :data:`START_NAME`,
-    :data:`START_MODEL`, :data:`LABELS_DIR`, :data:`REPORT_DIR`, :data:`WORK_DIR`) at
+    :data:`START_MODEL`, :data:`LABELS_DIR`, :data:`REPORT_DIR`, :data:`WORK_DIR`,
+    :data:`BRANCHES`) at
     ``preset``: its start pinned under ``results/imitation/<preset>/start/``, its local
     checkpoints under ``runs/imitation-work/<preset>/`` (clrp50's stay where they were).
 
     Raises:
         ValueError: naming the preset and the choices.
     """
-    global PRESET, START_NAME, START_MODEL, LABELS_DIR, REPORT_DIR, WORK_DIR
+    global PRESET, START_NAME, START_MODEL, LABELS_DIR, REPORT_DIR, WORK_DIR, BRANCHES
     if preset not in PRESET_ARMS:
         raise ValueError(f"preset: {preset!r} is not one of {tuple(PRESET_ARMS)}")
     PRESET = preset
@@ -115,6 +118,7 @@ def use_preset(preset: str) -> None:
     REPORT_DIR = ROOT / "results" / "imitation" / preset
     first = next(iter(PRESET_ARMS))
     WORK_DIR = ROOT / "runs" / "imitation-work" / ("" if preset == first else preset)
+    BRANCHES = PRESET_BRANCHES[preset]
 
 
 def preset_arms() -> tuple[str, ...]:
