@@ -362,3 +362,12 @@ def test_an_arm_of_another_preset_trains_and_reports_in_that_presets_folders(
     assert (tmp / "runs" / "imitation-work" / "clrp100" / "pomo").is_dir()
     report = (tmp / "results" / "imitation" / "clrp100" / "curve.csv").read_text()
     assert report.count("\npomo,") == 2  # the start's evaluation and the step's
+
+
+def test_an_arms_hours_name_its_gpu_hours_when_it_had_some():
+    from experiments.imitation.state import hours_label
+
+    state = ArmState(arm="pomo", cpu_hours=12.836, label_cpu_hours=0.5)
+    assert hours_label(state) == "13.34 CPU h"
+    state.gpu_hours = 0.169
+    assert hours_label(state) == "13.34 CPU h + 0.17 GPU h"

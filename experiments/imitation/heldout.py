@@ -89,7 +89,7 @@ def write_heldout(
     """Decode the held-out instances (``instances`` in place of :func:`heldout_instances`, for
     tests) with ``start_model`` and each arm's committed weights; write ``heldout.md`` and
     return its path."""
-    from .state import arm_policy, committed_arm
+    from .state import arm_policy, committed_arm, hours_label
 
     report_dir = report_dir or settings.REPORT_DIR
     start_model = start_model or settings.START_MODEL
@@ -107,7 +107,7 @@ def write_heldout(
         state, weights = loaded
         policy = arm_policy(weights, start_model)
         label = (
-            f"{arm} arm at {state.charged_cpu_hours:.2f} CPU h "
+            f"{arm} arm at {hours_label(state)} "
             f"({state.instances - state.examples:,} POMO instances)"
         )
         arm_costs[arm] = per_instance_x8(policy, instances)

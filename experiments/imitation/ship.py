@@ -100,7 +100,7 @@ def ship(
     Raises:
         ValueError: an unknown arm, or an arm without a committed state (naming its folder).
     """
-    from .state import arm_policy, committed_arm
+    from .state import arm_policy, committed_arm, hours_label
 
     settings.check_arm(arm)
     report_dir = report_dir or settings.REPORT_DIR
@@ -123,7 +123,7 @@ def ship(
     row = paired_row(f"{arm} arm", arm_costs, shipped_costs)
     shipped_mean = sum(shipped_costs) / count
     verdict = (
-        f"{arm} arm ({state.charged_cpu_hours:.2f} CPU h, "
+        f"{arm} arm ({hours_label(state)}, "
         f"{state.instances - state.examples:,} POMO instances) "
         + ("beats" if better else "does not beat")
         + f" the shipped {shipped_name} on {count} held-out instances"

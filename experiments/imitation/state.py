@@ -45,6 +45,12 @@ class ArmState(RunState):
         return self.cpu_hours + self.label_cpu_hours
 
 
+def hours_label(state: ArmState) -> str:
+    """``12.84 CPU h``, plus ``+ 0.17 GPU h`` for an arm that trained on a GPU."""
+    text = f"{state.charged_cpu_hours:.2f} CPU h"
+    return text + (f" + {state.gpu_hours:.2f} GPU h" if state.gpu_hours > 0 else "")
+
+
 def committed_arm(report_dir: Path, arm: str) -> tuple[ArmState, dict[str, torch.Tensor]] | None:
     """``arm``'s committed state and weights under ``report_dir`` (None: it has none)."""
     return load_committed(Path(report_dir) / arm, ArmState)
