@@ -105,3 +105,20 @@ def test_an_arm_that_records_the_start_by_its_shipped_name_continues_the_pinned_
     shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances)
     shipped = json.loads((pretrained / "drlhq_clrp50.json").read_text())
     assert shipped["training_instances"] == 1000 + 640
+
+
+def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
+    from experiments.imitation import settings
+
+    assert shipping.arm_recipe("pomo") == (
+        "POMO continued on one CPU thread (batch 64, Adam 0.0001)"
+    )
+    assert shipping.arm_recipe("imitation", 3600).startswith(
+        "PyVRP labels and imitation (3,600 examples), then POMO"
+    )
+    assert shipping.arm_recipe("pomo-gpu-slow") == (
+        "POMO continued on one CPU thread (batch 64, Adam 0.0001), then from the pomo arm's "
+        "committed state POMO on one CPU thread (batch 64, Adam 2.5e-05), then from the "
+        "pomo-slow arm's committed state POMO on a GPU (batch 512, Adam 2.5e-05)"
+    )
+    assert set(settings.GPU_ARMS) == set(settings.POMO_BATCHES)

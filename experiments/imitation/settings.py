@@ -61,6 +61,8 @@ POMO_STARTS = {"pomo16": 16}
 POMO_LRS = {"pomo-slow": 2.5e-5, "pomo-slower": 6.25e-6, "pomo-gpu-slow": 2.5e-5}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512}
+#: The arms that train on a GPU (``--device cuda``).
+GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow")
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).

@@ -30,17 +30,34 @@ from . import settings
 from .heldout import EQUAL, heldout_instances, paired_row, per_instance_x8
 
 SHIP_MD = "ship.md"
-#: The shipped model an arm may replace.
-#: What each arm did after its start, for the JSON's ``recipe``.
-ARM_RECIPES = {
+#: What the arms that start from the shipped model did, for the JSON's ``recipe``.
+ROOT_RECIPES = {
     "pomo": "POMO continued on one CPU thread (batch {batch}, Adam {lr:g})",
     "imitation": "PyVRP labels and imitation ({examples:,} examples), then POMO on one CPU "
     "thread (batch {batch}, Adam {lr:g})",
     "pomo16": "POMO with 16 starts per instance continued on one CPU thread (batch {batch}, "
     "Adam {lr:g})",
-    "pomo-slow": "POMO continued on one CPU thread (batch {batch}, Adam {base_lr:g} as the "
-    "pomo arm, then from the pomo arm's committed state Adam {lr:g})",
 }
+
+
+def arm_recipe(arm: str, examples: int = 0) -> str:
+    """What ``arm`` did after the shipped start: its root arm's recipe, then one clause per
+    branch on the way to ``arm`` (:data:`.settings.BRANCHES`), each with its device, batch and
+    rate."""
+    chain = [arm]
+    while chain[-1] in settings.BRANCHES:
+        chain.append(settings.BRANCHES[chain[-1]])
+    root, *branches = reversed(chain)
+    text = ROOT_RECIPES[root].format(
+        batch=settings.pomo_batch(root), lr=settings.pomo_lr(root), examples=examples
+    )
+    for branch in branches:
+        where = "a GPU" if branch in settings.GPU_ARMS else "one CPU thread"
+        text += (
+            f", then from the {settings.BRANCHES[branch]} arm's committed state POMO on {where} "
+            f"(batch {settings.pomo_batch(branch)}, Adam {settings.pomo_lr(branch):g})"
+        )
+    return text
 
 
 def beats(candidate: list[float], shipped: list[float]) -> bool:
@@ -57,12 +74,7 @@ def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> di
     the model whose JSON is ``start_meta``."""
     pomo_instances = state.instances - state.examples
     start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
-    recipe = ARM_RECIPES[state.arm].format(
-        batch=settings.POMO_BATCH,
-        lr=settings.pomo_lr(state.arm),
-        base_lr=settings.POMO_LR,
-        examples=state.examples,
-    )
+    recipe = arm_recipe(state.arm, state.examples)
     return {
         "preset": settings.PRESET,
         "recipe": f"{settings.START_NAME} as shipped when the arms began (continued_from), "
@@ -71,6 +83,7 @@ def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> di
         "commits": state.commits,
         "hardware": "; ".join(state.hardware),
         "cpu_hours": round(state.charged_cpu_hours, 3),
+        "gpu_hours": round(state.gpu_hours, 3),
         "label_cpu_hours": round(state.label_cpu_hours, 3),
         "imitation_examples": state.examples,
         "training_instances": int(start["training_instances"]) + pomo_instances,
