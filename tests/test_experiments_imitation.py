@@ -371,3 +371,14 @@ def test_an_arms_hours_name_its_gpu_hours_when_it_had_some():
     assert hours_label(state) == "13.34 CPU h"
     state.gpu_hours = 0.169
     assert hours_label(state) == "13.34 CPU h + 0.17 GPU h"
+
+
+def test_the_latest_point_of_a_gpu_arm_is_its_last_row_at_its_parents_hours():
+    rows = [
+        {"arm": "pomo-gpu", "charged_cpu_hours": 12.8, "x8": 27.85},
+        {"arm": "pomo-gpu", "charged_cpu_hours": 12.8, "x8": 27.83},
+        {"arm": "pomo", "charged_cpu_hours": 13.0, "x8": 27.90},
+        {"arm": "pomo-gpu", "charged_cpu_hours": 12.8, "x8": 27.86},
+    ]
+    assert curve.latest_at(rows, "pomo-gpu", float("inf"))["x8"] == 27.86
+    assert curve.latest_at(rows, "pomo", 12.9) is None

@@ -87,9 +87,10 @@ def read_points(report_dir: Path) -> list[dict]:
 def latest_at(
     rows: list[dict], arm: str, value: float, key: str = "charged_cpu_hours"
 ) -> dict | None:
-    """``arm``'s last evaluation with ``key`` at or below ``value`` (None: none)."""
+    """``arm``'s last evaluation with ``key`` at or below ``value`` (None: none); of rows with
+    the same ``key`` (a GPU arm's points all stand at its parent's CPU hours) the later one."""
     mine = [r for r in rows if r["arm"] == arm and r[key] <= value + 1e-9]
-    return max(mine, key=lambda r: r[key]) if mine else None
+    return max(reversed(mine), key=lambda r: r[key]) if mine else None
 
 
 def window_mean(
@@ -177,13 +178,14 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
         state = states.get(arm)
         last = latest_at(rows, arm, float("inf"))
         if state is None:
-            table.append([arm, "not started", "", "", "", "", ""])
+            table.append([arm, "not started", "", "", "", "", "", ""])
             continue
         table.append(
             [
                 arm,
                 state.phase,
                 f"{state.charged_cpu_hours:.2f}",
+                f"{state.gpu_hours:.2f}",
                 f"{state.label_cpu_hours:.2f} ({state.label_count} labels)",
                 f"{state.instances - state.examples:,}",
                 f"{state.examples:,}",
@@ -195,6 +197,7 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
             "arm",
             "phase",
             "CPU h charged",
+            "GPU h",
             "of which labels",
             "POMO instances",
             "imitation examples",
