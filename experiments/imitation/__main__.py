@@ -124,7 +124,10 @@ def _intro() -> list[str]:
             "`pomo-gpu` and `pomo-gpu-slow` from `pomo-slow`'s on a GPU (`--device cuda`) with "
             f"{settings.pomo_batch('pomo-gpu')} instances a step and Adam "
             f"{settings.pomo_lr('pomo-gpu'):g} / {settings.pomo_lr('pomo-gpu-slow'):g}: their "
-            "hours are GPU hours, so their points stand at their parent's CPU hours."
+            "hours are GPU hours, so their points stand at their parent's CPU hours; `wide` is "
+            "the paper's model size (256-d, 6 layers, 16 heads) from scratch on a GPU, with "
+            f"{settings.pomo_batch('wide')} instances a step and Adam "
+            f"{settings.pomo_lr('wide'):g}."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",

@@ -110,9 +110,10 @@ def comparison(rows: list[dict], key: str = "charged_cpu_hours") -> dict | None:
     its last :data:`WINDOW` up to there, the leader (lower last x8) and the mean's leader. None
     until two arms have a point. Arms that branch from another arm's state
     (:data:`.settings.BRANCHES`) start late and are left out: they continue their parent's
-    curve."""
+    curve; so are the GPU arms (:data:`.settings.GPU_ARMS`), whose hours are GPU hours."""
     reached = {}
-    for arm in (a for a in settings.ARMS if a not in settings.BRANCHES):
+    skip = (*settings.BRANCHES, *settings.GPU_ARMS)
+    for arm in (a for a in settings.ARMS if a not in skip):
         mine = [r[key] for r in rows if r["arm"] == arm]
         if mine:
             reached[arm] = max(mine)

@@ -105,7 +105,7 @@ def write_heldout(
         if loaded is None:
             continue
         state, weights = loaded
-        policy = arm_policy(weights, start_model)
+        policy = arm_policy(weights, start_model, arm)
         label = (
             f"{arm} arm at {hours_label(state)} "
             f"({state.instances - state.examples:,} POMO instances)"

@@ -23,7 +23,7 @@ import torch
 
 from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset
-from clrp_rl4co.models import build_model, load_policy
+from clrp_rl4co.models import build_model
 from clrp_rl4co.models.imitation import imitation_loss
 from clrp_rl4co.reporting.provenance import command_line, commit_line, machine
 
@@ -31,7 +31,7 @@ from ..background import StopFlag
 from ..training.state import choose_resume, load_committed, load_local, save_committed, save_local
 from . import settings
 from .curve import append_point, write_curve_png
-from .state import ArmState, committed_arm
+from .state import ArmState, committed_arm, start_policy
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,8 @@ def _fresh_state(options: ArmOptions) -> tuple[ArmState, dict[str, torch.Tensor]
         state.arm = options.arm
         state.eval_at_cpu_hours = None  # the branch's curve starts with its parent's weights
         return state, weights
-    state = ArmState(arm=options.arm, start_model=options.start_model)
+    scratch = options.arm in settings.SCRATCH_ARMS
+    state = ArmState(arm=options.arm, start_model="scratch" if scratch else options.start_model)
     state.phase = "imitation" if options.arm == "imitation" else "pomo"
     if options.arm == "imitation":
         charge = labels_charge(options.labels_dir, options.label_limit)
@@ -162,7 +163,7 @@ def train(options: ArmOptions) -> ArmState:
     origin, state, weights, optimizer_state = choose_resume(
         load_committed(state_dir, ArmState), load_local(work_dir, ArmState)
     )
-    policy = load_policy(settings.start_model_path(options.start_model))
+    policy = start_policy(options.arm, options.start_model, options.seed)
     if origin == "fresh":
         state, weights = _fresh_state(options)
     if weights is not None:

@@ -94,7 +94,7 @@ def outlook_lines(rows: list[dict], targets: dict[str, float], start: int) -> li
     table = []
     for arm in settings.ARMS:
         points = pomo_points(rows, arm)
-        if not points:
+        if not points or arm in settings.GPU_ARMS:  # GPU hours, not CPU hours
             continue
         rate = pomo_rate(points)
         for label, target in targets.items():

@@ -16,6 +16,8 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   learning rate (:data:`POMO_LRS`): whether a lower rate leaves the ``pomo`` arm's plateau;
 - ``pomo-slower``: branches from the ``pomo-slow`` arm the same way, at a quarter of its rate
   again (``pomo-slow`` gained about 0.1 in its first two CPU hours, then stayed level);
+- ``wide``: the paper's model size from scratch on a GPU (:data:`SCRATCH_ARMS`): whether
+  the width and depth leave the plateau of the 128-d arms (it ships nothing yet);
 - ``pomo-gpu`` and ``pomo-gpu-slow``: branch from the ``pomo-slow`` arm and train on a GPU
   (``--device cuda``) with :data:`POMO_BATCHES` instances per step (eight times as many per
   gradient step), Adam at ``pomo``'s and at ``pomo-slow``'s rate. Their time is GPU wall time
@@ -38,7 +40,16 @@ START_MODEL = "results/imitation/clrp50/start/drlhq_clrp50"
 #: The instances both arms train on.
 PRESET = "clrp50"
 #: The arms.
-ARMS = ("pomo", "imitation", "pomo16", "pomo-slow", "pomo-slower", "pomo-gpu", "pomo-gpu-slow")
+ARMS = (
+    "pomo",
+    "imitation",
+    "pomo16",
+    "pomo-slow",
+    "pomo-slower",
+    "pomo-gpu",
+    "pomo-gpu-slow",
+    "wide",
+)
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
 BRANCHES = {
@@ -60,9 +71,16 @@ POMO_STARTS = {"pomo16": 16}
 #: POMO's learning rate of the arms that do not use :data:`POMO_LR`.
 POMO_LRS = {"pomo-slow": 2.5e-5, "pomo-slower": 6.25e-6, "pomo-gpu-slow": 2.5e-5}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
-POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512}
+POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
-GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow")
+GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow", "wide")
+#: Arms that start from scratch (seeded random weights) with their own architecture instead of
+#: :data:`START_MODEL`: arm -> DRLHQ's constructor arguments. ``wide`` is the paper's model
+#: size (256-d, 6 layers, 16 heads, feed-forward 512; the shipped models are 128-d, 3 layers,
+#: 8 heads), trained on a GPU, where a step of either size is bound by kernel launches.
+SCRATCH_ARMS = {
+    "wide": {"embed_dim": 256, "num_encoder_layers": 6, "num_heads": 16, "feedforward_hidden": 512}
+}
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).

@@ -116,6 +116,9 @@ def ship(
     from .state import arm_policy, committed_arm, hours_label
 
     settings.check_arm(arm)
+    if arm in settings.SCRATCH_ARMS:
+        raise ValueError(f"arm: {arm!r} trains from scratch; ship takes arms continued from a "
+                         "shipped model")  # fmt: skip
     report_dir = report_dir or settings.REPORT_DIR
     shipped_name = settings.shipped_name()
     loaded = committed_arm(report_dir, arm)

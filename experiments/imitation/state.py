@@ -56,13 +56,27 @@ def committed_arm(report_dir: Path, arm: str) -> tuple[ArmState, dict[str, torch
     return load_committed(Path(report_dir) / arm, ArmState)
 
 
-def arm_policy(weights: dict[str, torch.Tensor], start_model: str) -> torch.nn.Module:
-    """A policy of ``start_model``'s class and config (:func:`.settings.start_model_path`)
-    holding ``weights``."""
+def start_policy(arm: str, start_model: str, seed: int = 0) -> torch.nn.Module:
+    """The policy ``arm`` starts from: ``start_model`` (:func:`.settings.start_model_path`), or
+    for an arm of :data:`.settings.SCRATCH_ARMS` a DRLHQ policy of its architecture with
+    random weights drawn from ``seed``."""
     from clrp_rl4co.models import load_policy
+    from clrp_rl4co.policies import build_policy
 
-    from .settings import start_model_path
+    from . import settings
 
-    policy = load_policy(start_model_path(start_model))
+    scratch = settings.SCRATCH_ARMS.get(arm)
+    if scratch is not None:
+        torch.manual_seed(seed)
+        return build_policy("drlhq", **scratch)
+    return load_policy(settings.start_model_path(start_model))
+
+
+def arm_policy(
+    weights: dict[str, torch.Tensor], start_model: str, arm: str | None = None
+) -> torch.nn.Module:
+    """A policy of ``arm``'s architecture (:func:`start_policy`: ``start_model``'s class and
+    config, or the scratch arm's) holding ``weights``."""
+    policy = start_policy(arm or "", start_model)
     policy.load_state_dict(weights)
     return policy
