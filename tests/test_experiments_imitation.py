@@ -417,3 +417,18 @@ def test_the_wide_arm_is_the_papers_model_size_on_a_gpu():
     }
     assert "wide" in settings.GPU_ARMS and settings.pomo_batch("wide") == 512
     assert "wide" not in settings.BRANCHES
+
+
+def test_a_scratch_start_is_seeded_and_leaves_the_callers_random_stream(monkeypatch):
+    from experiments.imitation.state import start_policy
+
+    monkeypatch.setattr(settings, "SCRATCH_ARMS", {"wide": TINY})
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    first = start_policy("wide", "unused", seed=1)
+    assert torch.equal(torch.rand(3), expected)
+    again, other = start_policy("wide", "unused", seed=1), start_policy("wide", "unused", seed=2)
+    weights = first.state_dict()
+    assert all(torch.equal(again.state_dict()[k], weights[k]) for k in weights)
+    assert any(not torch.equal(other.state_dict()[k], weights[k]) for k in weights)

@@ -121,9 +121,9 @@ PRESET_BRANCHES = {"clrp50": BRANCHES, "clrp100": {"pomo-gpu": "pomo"}}
 def use_preset(preset: str) -> None:
     """Point this module's preset constants (:data:`PRESET`, :data:`START_NAME`,
     :data:`START_MODEL`, :data:`LABELS_DIR`, :data:`REPORT_DIR`, :data:`WORK_DIR`,
-    :data:`BRANCHES`) at
-    ``preset``: its start pinned under ``results/imitation/<preset>/start/``, its local
-    checkpoints under ``runs/imitation-work/<preset>/`` (clrp50's stay where they were).
+    :data:`BRANCHES`) at ``preset``: its start pinned under
+    ``results/imitation/<preset>/start/``, its local checkpoints under
+    ``runs/imitation-work/<preset>/`` (clrp50's stay where they were).
 
     Raises:
         ValueError: naming the preset and the choices.

@@ -67,8 +67,9 @@ def start_policy(arm: str, start_model: str, seed: int = 0) -> torch.nn.Module:
 
     scratch = settings.SCRATCH_ARMS.get(arm)
     if scratch is not None:
-        torch.manual_seed(seed)
-        return build_policy("drlhq", **scratch)
+        with torch.random.fork_rng():  # the caller's random stream stays as it was
+            torch.manual_seed(seed)
+            return build_policy("drlhq", **scratch)
     return load_policy(settings.start_model_path(start_model))
 
 
