@@ -337,3 +337,16 @@ def test_a_bias_run_without_a_parent_state_is_refused(tiny_run, plain_run_after,
     monkeypatch.setattr(settings, "BRANCH_FROM", tmp / "nothing")
     with pytest.raises(ValueError, match="branches from .*nothing, which has no state"):
         train(options(state_dir=tmp / "b" / "state", work_dir=tmp / "b" / "work"))
+
+
+def test_every_run_validates_on_the_plain_runs_fixed_mixed_sets(plain_run_after):
+    import importlib
+
+    from experiments.generalist import validation
+
+    settings.use_run("bias")
+    reloaded = importlib.reload(validation)  # as a process that picked the bias run first
+    assert reloaded.VAL_DIR == settings.REPO / "results" / "generalist" / "val"
+    assert sorted(p.name for p in reloaded.VAL_DIR.glob("mixed_n*.npz")) == [
+        f"mixed_n{n}.npz" for n in sorted(reloaded.MIXED_SIZES, key=str)
+    ]

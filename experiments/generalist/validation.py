@@ -31,11 +31,12 @@ from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset, load_dataset, save_dataset
 from clrp_rl4co.models import decode_batch
 
-from .settings import REPO, REPORT_DIR
+from .settings import REPO
 
 log = logging.getLogger(__name__)
 
-VAL_DIR = REPORT_DIR / "val"
+#: The fixed mixed validation sets, one home for every run (``--run``) of the generalist.
+VAL_DIR = REPO / "results" / "generalist" / "val"
 MIXED_SIZES = (20, 50, 100, 200)
 MIXED_INSTANCES = 16
 MIXED_SEED = 20261127
