@@ -11,6 +11,7 @@ report is rewritten after each ``train`` call.
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from clrp_rl4co.reporting.markdown import markdown_table
 
 from ..training.state import RunState
 from ..training.trend import instances_to_target
+from . import settings
 from .report import plot_curve, status_line, training_rates
 from .validation import FAMILY_COUNT_TARGET, FAMILY_GAP_TARGET, PRINS_GAP_TARGET
 
@@ -86,6 +88,16 @@ def rates_text(rates: dict[str, float]) -> str:
     return ", ".join(f"{rate:,.0f} per {kind.upper()} hour" for kind, rate in rates.items())
 
 
+def _source_lines(curve_dir: Path, out_dir: Path) -> list[str]:
+    """Which command wrote the report and from which run's folder (a link relative to it)."""
+    flag = "" if settings.RUN == "plain" else f" --run {settings.RUN}"
+    link = Path(os.path.relpath(curve_dir, out_dir)).as_posix()
+    return [
+        f"Written by `python -m experiments.generalist{flag} report` from the committed state "
+        f"and curve of [`{link}/`]({link}/) (the {settings.RUN} run).",
+    ]
+
+
 def write_ood_report(
     state: RunState, rows: list[dict[str, float]], curve_dir: Path, out_dir: Path
 ) -> Path:
@@ -144,8 +156,7 @@ def write_ood_report(
     text = "\n".join([
         "# The generalist against its targets (issue 23)",
         "",
-        "Written by `python -m experiments.generalist report` from the committed state and",
-        "curve of [`../generalist/`](../generalist/README.md) (the run, its calls and choices).",
+        *_source_lines(curve_dir, out_dir),
         "",
         "```",
         status_line(state, rows),
