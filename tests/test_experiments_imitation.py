@@ -162,6 +162,10 @@ def test_behind_picks_the_arm_with_fewer_charged_hours():
     assert command.behind_arm(states) == "imitation"
     states["imitation"] = _state("imitation", 0.6, 1.0)
     assert command.behind_arm(states) == "pomo"
+    # a GPU arm not started yet (or at fewer CPU hours) is not the CPU's to train
+    assert command.behind_arm({**states, "wide": None, "pomo-gpu": _state("pomo-gpu", 0)}) == (
+        "pomo"
+    )
 
 
 def _committed_arms(folder, points) -> None:

@@ -80,10 +80,11 @@ def load_states(report_dir: Path | None = None) -> dict:
 
 
 def behind_arm(states: dict) -> str:
-    """The arm of ``states`` with the fewest charged CPU hours (a missing arm first; ties: the
-    first arm in :func:`.settings.preset_arms` order)."""
+    """The CPU arm of ``states`` with the fewest charged CPU hours (a missing arm first; ties:
+    the first arm in :func:`.settings.preset_arms` order); the GPU arms
+    (:data:`.settings.GPU_ARMS`) are never behind: their hours are GPU hours."""
     return min(
-        [arm for arm in settings.preset_arms() if arm in states],
+        [arm for arm in settings.preset_arms() if arm in states and arm not in settings.GPU_ARMS],
         key=lambda arm: -1.0 if states[arm] is None else states[arm].charged_cpu_hours,
     )
 
