@@ -175,7 +175,7 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
     """The arms' status and the comparison at equal CPU hours, as Markdown lines."""
     rows = read_points(report_dir)
     table = []
-    for arm in settings.ARMS:
+    for arm in settings.preset_arms():
         state = states.get(arm)
         last = latest_at(rows, arm, float("inf"))
         if state is None:
