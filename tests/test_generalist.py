@@ -298,6 +298,8 @@ def test_the_bias_run_keeps_its_own_folders_and_adds_the_bias(plain_run_after):
 def test_the_bias_run_starts_from_the_plain_runs_state_with_every_alpha_at_zero(
     tiny_run, plain_run_after, monkeypatch
 ):
+    import experiments.generalist.loop as loop
+
     options, calls, tmp = tiny_run
     plain = train(options(max_steps=1))
     plain_weights = load_committed(tmp / "state")[1]
@@ -324,6 +326,10 @@ def test_the_bias_run_starts_from_the_plain_runs_state_with_every_alpha_at_zero(
     assert all(torch.equal(seen[0][k], plain_weights[k]) for k in plain_weights)
     # counters continue the plain run's; one step of 64 instances
     assert bias.instances == plain.instances + 64 and bias.start_model.startswith(str(tmp))
+    monkeypatch.setattr(settings, "REPO", tmp)  # a parent inside the repository: named relative
+    assert loop._branch_policy(tmp / "state")[1].start_model == (
+        f"state at {plain.instances} instances"
+    )
     assert (tmp / "bias" / "state" / "weights.pt").is_file()
     # the bias's alphas are trained: the committed weights moved them from 0
     trained = load_committed(tmp / "bias" / "state")[1]

@@ -102,7 +102,10 @@ def _branch_policy(parent_dir: Path) -> tuple[torch.nn.Module, RunState]:
             f"{parent_dir}: its weights do not fit run {settings.RUN!r} (missing "
             f"{sorted(missing)}, unexpected {sorted(unexpected)})"
         )
-    state.start_model = f"{parent_dir} at {state.instances} instances"
+    folder = Path(parent_dir)
+    if folder.is_relative_to(settings.REPO):  # the record names the repository's folder
+        folder = folder.relative_to(settings.REPO)
+    state.start_model = f"{folder.as_posix()} at {state.instances} instances"
     state.last_validation = None
     return policy, state
 
