@@ -6,7 +6,8 @@ one thread, under each setting, interleaved round by round so that a change in t
 load hits all alike (median of ``--rounds``):
 
 - ``fp32``: today's step (``torch.set_float32_matmul_precision("highest")``, N starts);
-- ``bf16 autocast``: the same under ``torch.autocast("cpu", dtype=torch.bfloat16)``;
+- ``bf16 autocast``: the same under bf16 autocast, as the background training loops run it
+  (``--precision bf16-mixed``, :class:`experiments.training.precision.MixedPrecision`);
 - ``starts S``: fp32 with S POMO starts per instance instead of N (fewer rollouts per
   instance: more instances per CPU second, a different estimate of the gradient);
 - ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder.
@@ -20,11 +21,12 @@ Markdown table with each setting's ratio to ``fp32``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
@@ -32,6 +34,12 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model, load_policy
 from clrp_rl4co.reporting.markdown import markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the step is the training loops' (experiments.training)
+    sys.path.insert(0, str(ROOT))
+
+from experiments.training.precision import MixedPrecision  # noqa: E402
 
 
 def cpu_capability() -> str:
@@ -44,23 +52,19 @@ def make_step(
     env: CLRPEnv,
     batch,
     starts: int | None,
-    autocast: bool,
+    precision: str = "32-true",
 ) -> Callable[[], float]:
-    """One timed POMO training step (CPU seconds) on a copy of ``batch``."""
+    """One timed POMO training step (CPU seconds) on a copy of ``batch``, in ``precision`` as
+    the background training loops take it (:class:`MixedPrecision`)."""
     model = build_model(env, policy, algorithm="pomo", num_augment=1, num_starts=starts)
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-7)
+    mixed = MixedPrecision.for_device("cpu", precision)
 
     def step() -> float:
         start = time.process_time()
-        context = (
-            torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
-        )
-        with context:
+        with mixed.autocast():
             loss = model.shared_step(batch.clone(), 0, phase="train")["loss"]
-        optimizer.zero_grad(set_to_none=True)
-        loss.float().backward()
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-        optimizer.step()
+        mixed.apply(loss, optimizer, policy.parameters(), max_grad_norm=1.0)
         return time.process_time() - start
 
     return step
@@ -81,17 +85,15 @@ def main(argv: list[str] | None = None) -> None:
     env = CLRPEnv(generator_params={"preset": args.preset}, check_actions=False)
     batch = generate_dataset(env.generator, args.batch, 12345)
     policy = load_policy(f"drlhq_{args.preset}").train()
-    settings: dict[str, Callable[[], float]] = {
-        "fp32": make_step(policy, env, batch, None, autocast=False)
-    }
+    settings: dict[str, Callable[[], float]] = {"fp32": make_step(policy, env, batch, None)}
     if not args.no_bf16:
-        settings["bf16 autocast"] = make_step(policy, env, batch, None, autocast=True)
+        settings["bf16 autocast"] = make_step(policy, env, batch, None, "bf16-mixed")
     for starts in args.starts:
-        settings[f"starts {starts}"] = make_step(policy, env, batch, starts, autocast=False)
+        settings[f"starts {starts}"] = make_step(policy, env, batch, starts)
     if args.compile:
         compiled = load_policy(f"drlhq_{args.preset}").train()
         compiled.encoder = torch.compile(compiled.encoder)
-        settings["compile encoder"] = make_step(compiled, env, batch, None, autocast=False)
+        settings["compile encoder"] = make_step(compiled, env, batch, None)
 
     load_before = os.getloadavg()
     for step in settings.values():  # warm-up (and compilation), untimed

@@ -436,3 +436,41 @@ def test_a_scratch_start_is_seeded_and_leaves_the_callers_random_stream(monkeypa
     weights = first.state_dict()
     assert all(torch.equal(again.state_dict()[k], weights[k]) for k in weights)
     assert any(not torch.equal(other.state_dict()[k], weights[k]) for k in weights)
+
+
+def spy_autocast(monkeypatch, module) -> list[bool]:
+    """Records, at each training step's loss, whether CPU autocast to bf16 was on."""
+    seen = []
+    build = module.build_model
+
+    def spying_build_model(*args, **kwargs):
+        model = build(*args, **kwargs)
+        shared_step = model.shared_step
+
+        def step(*a, **k):
+            seen.append(
+                torch.is_autocast_enabled("cpu")
+                and torch.get_autocast_dtype("cpu") == torch.bfloat16
+            )
+            return shared_step(*a, **k)
+
+        model.shared_step = step
+        return model
+
+    monkeypatch.setattr(module, "build_model", spying_build_model)
+    return seen
+
+
+def test_a_bf16_arm_computes_its_loss_under_autocast_and_keeps_float32_weights(arms, monkeypatch):
+    options, evaluations, tmp = arms
+    seen = spy_autocast(monkeypatch, loop)
+    state = train(options("pomo", max_steps=1, precision="bf16-mixed"))
+    assert seen == [True]
+    assert state.hardware[-1].endswith("; bf16-mixed")
+    assert evaluations[0] != evaluations[-1]  # the step moved the weights
+    _, weights = load_committed(tmp / "report" / "pomo", ArmState)
+    assert {w.dtype for w in weights.values()} == {torch.float32}
+    seen.clear()
+    plain = train(options("pomo", max_steps=1))  # on the CPU the default is float32
+    assert seen == [False]
+    assert plain.hardware == [*state.hardware, state.hardware[-1].removesuffix("; bf16-mixed")]

@@ -7,8 +7,9 @@ import signal
 
 import pytest
 import torch
+from test_experiments_imitation import spy_autocast
 
-from experiments.generalist import report, settings
+from experiments.generalist import loop, report, settings
 from experiments.generalist.loop import TrainOptions, train
 from experiments.training.state import (
     RunState,
@@ -356,3 +357,20 @@ def test_every_run_validates_on_the_plain_runs_fixed_mixed_sets(plain_run_after)
     assert sorted(p.name for p in reloaded.VAL_DIR.glob("mixed_n*.npz")) == [
         f"mixed_n{n}.npz" for n in sorted(reloaded.MIXED_SIZES, key=str)
     ]
+
+
+def test_a_bf16_call_computes_its_loss_under_autocast_and_names_its_precision(
+    tiny_run, monkeypatch
+):
+    options, calls, tmp = tiny_run
+    seen = spy_autocast(monkeypatch, loop)
+    threads = torch.get_num_threads()
+    try:
+        state = train(options(max_steps=1, precision="bf16-mixed"))
+        assert seen == [True]
+        assert state.hardware[-1].endswith("; bf16-mixed")
+        assert calls[0] != calls[-1]  # the step moved the weights
+        _, weights = load_committed(tmp / "state")
+        assert {w.dtype for w in weights.values()} == {torch.float32}
+    finally:
+        torch.set_num_threads(threads)

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 from tensordict import TensorDict
 
+from ..training.precision import autocast_for
 from .settings import VAL_DECODE, VAL_ROWS
-
-
-@contextlib.contextmanager
-def autocast_for(precision: str, device: torch.device) -> Iterator[None]:
-    """The autocast of a Lightning precision (``bf16-mixed`` / ``16-mixed``) on ``device``;
-    none for full precision."""
-    dtype = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}.get(str(precision))
-    if dtype is None:
-        yield
-        return
-    with torch.autocast(device_type=device.type, dtype=dtype):
-        yield
 
 
 def val_batch_size(preset: str) -> int:

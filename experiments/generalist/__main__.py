@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..background import log_to_stdout
+from ..training.precision import AUTOCAST_DTYPES
 from . import settings
 
 
@@ -53,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     train.add_argument("--init", default=None, help="start a fresh run from this policy")
     train.add_argument("--init-instances", type=int, default=None)
+    train.add_argument(
+        "--precision",
+        default=None,
+        choices=list(AUTOCAST_DTYPES),
+        help="the training steps' precision (default: float32 on the CPU, bf16 autocast on a "
+        "GPU with bf16)",
+    )
     verbs.add_parser("status", help="one line: where the run stands")
     report = verbs.add_parser("report", help="write results/ood/generalist.md (targets, trend)")
     report.add_argument("--out", type=Path, default=None, help="default: " + OUT_HELP)
@@ -112,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             validate_every=args.validate_every,
             init=args.init,
             init_instances=args.init_instances,
+            precision=args.precision,
             state_dir=settings.STATE_DIR,
             work_dir=settings.WORK_DIR,
             report_dir=settings.REPORT_DIR,

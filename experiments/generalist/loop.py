@@ -27,6 +27,7 @@ from clrp_rl4co.policies import build_policy
 from clrp_rl4co.reporting.provenance import accelerator, command_line, commit_line, machine
 
 from ..background import StopFlag
+from ..training.precision import MixedPrecision
 from ..training.state import (
     RunState,
     choose_resume,
@@ -63,6 +64,9 @@ class TrainOptions:
         state_dir / work_dir: the committed state and the local checkpoint folders.
         validate_fn: the validation (tests replace it with a cheap one).
         command: the command line recorded in the state (default: this process's).
+        precision: the training steps' precision (:mod:`..training.precision`; None: the
+            package's rule for ``device``, float32 on the CPU, bf16 autocast on a GPU with
+            bf16); the validations run in float32.
     """
 
     hours: float
@@ -81,6 +85,7 @@ class TrainOptions:
     report_dir: Path = settings.REPORT_DIR
     validate_fn: Callable[[torch.nn.Module], dict[str, Any]] = validate
     command: str | None = None
+    precision: str | None = None
 
 
 def _branch_policy(parent_dir: Path) -> tuple[torch.nn.Module, RunState]:
@@ -190,7 +195,13 @@ def train(options: TrainOptions) -> RunState:
     state.resumes += 1
     _note_once(state.commits, commit_line())
     state.commands.append(options.command or command_line(prog="python -m experiments.generalist"))
-    _note_once(state.hardware, f"{machine(options.device)}; {accelerator(options.device)}")
+    mixed = MixedPrecision.for_device(options.device, options.precision)
+    # a mixed-precision call names its precision beside the machine (float32 is the default)
+    precision_note = f"; {mixed.precision}" if mixed.is_mixed else ""
+    _note_once(
+        state.hardware,
+        f"{machine(options.device)}; {accelerator(options.device)}{precision_note}",
+    )
 
     device = torch.device(options.device)
     on_accelerator = device.type != "cpu"
@@ -249,11 +260,9 @@ def train(options: TrainOptions) -> RunState:
             batch = generate_dataset(
                 generators[num_loc], settings.batch_size(num_loc, options.batch_scale), step_seed
             )
-            loss = model.shared_step(batch.to(device), 0, phase="train")["loss"]
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), settings.GRAD_CLIP)
-            optimizer.step()
+            with mixed.autocast():
+                loss = model.shared_step(batch.to(device), 0, phase="train")["loss"]
+            mixed.apply(loss, optimizer, policy.parameters(), settings.GRAD_CLIP)
             state.steps += 1
             steps_this_call += 1
             state.instances += batch.batch_size[0]

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..training.precision import AUTOCAST_DTYPES
 from . import settings
 
 
@@ -48,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--nice", type=int, default=19)
     train.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU arms")
     train.add_argument("--threads", type=int, default=1)
+    train.add_argument(
+        "--precision",
+        default=None,
+        choices=list(AUTOCAST_DTYPES),
+        help="the POMO steps' precision (default: float32 on the CPU, bf16 autocast on a GPU "
+        "with bf16)",
+    )
     verbs.add_parser("status", help="one line per arm")
     verbs.add_parser("report", help="write the report and the plot")
     recipes = verbs.add_parser("recipes", help="one imitation pass per recipe, x8 after it")
@@ -98,7 +106,11 @@ def _intro() -> list[str]:
         f"multistart greedy on the first {settings.EVAL_SIZE} instances of the paper's "
         f"{settings.PRESET} test set (`experiments/paper_sets.py`); the evaluations' CPU time is "
         "not charged. CPU hours are one thread's process time, which buys fewer training steps "
-        "when other work shares the core (compare the arms' POMO instances per CPU hour below)."
+        "when other work shares the core (compare the arms' POMO instances per CPU hour below). "
+        "POMO steps train in float32 on the CPU and under bf16 autocast on a GPU with bf16 "
+        "(`--precision`; weights and Adam in float32, evaluations in float32); a state's "
+        "`hardware` names the precision of its mixed-precision calls (a GPU call that names "
+        "none trained in float32)."
     )
     pomo = f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g})"
     if settings.PRESET != first:
@@ -209,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 nice=args.nice,
                 device=args.device,
                 threads=args.threads,
+                precision=args.precision,
             )
         )
         write_report()

@@ -28,6 +28,7 @@ from clrp_rl4co.models.imitation import imitation_loss
 from clrp_rl4co.reporting.provenance import command_line, commit_line, machine
 
 from ..background import StopFlag
+from ..training.precision import MixedPrecision
 from ..training.state import choose_resume, load_committed, load_local, save_committed, save_local
 from . import settings
 from .curve import append_point, write_curve_png
@@ -82,6 +83,7 @@ class ArmOptions:
     imitation_epochs: int = settings.IMITATION_EPOCHS
     device: str = "cpu"
     eval_every_gpu_minutes: float = settings.EVAL_EVERY_GPU_MINUTES
+    precision: str | None = None
 
 
 def evaluate_paper_set(policy: torch.nn.Module) -> float:
@@ -184,8 +186,12 @@ def train(options: ArmOptions) -> ArmState:
     on_accelerator = device.type != "cpu"
     if on_accelerator and state.phase == "imitation":
         raise ValueError(f"device: {options.device!r}; the imitation phase trains on the CPU")
-    if machine(options.device) not in state.hardware:
-        state.hardware.append(machine(options.device))
+    mixed = MixedPrecision.for_device(device, options.precision)
+    full_precision = MixedPrecision.for_device(device, "32-true")  # the imitation phase's
+    # a mixed-precision call names its precision beside the machine (float32 is the default)
+    hardware = machine(options.device) + (f"; {mixed.precision}" if mixed.is_mixed else "")
+    if hardware not in state.hardware:
+        state.hardware.append(hardware)
     pomo_batch = options.pomo_batch or settings.pomo_batch(options.arm)
 
     env = CLRPEnv(check_actions=False, device=options.device)
@@ -259,23 +265,19 @@ def train(options: ArmOptions) -> ArmState:
         loss = imitation_loss(
             policy, env, labels.__getitems__(take), likelihood=settings.IMITATION_LIKELIHOOD
         )["loss"]
-        _apply(loss)
+        full_precision.apply(loss, optimizer, policy.parameters(), settings.GRAD_CLIP)
         state.examples += len(take)
         return len(take)
 
     def pomo_step() -> int:
         step_seed = options.seed * 1_000_003 + state.steps
         batch = generate_dataset(generator, pomo_batch, step_seed).to(device)
-        _apply(pomo.shared_step(batch, 0, phase="train")["loss"])
+        with mixed.autocast():
+            loss = pomo.shared_step(batch, 0, phase="train")["loss"]
+        mixed.apply(loss, optimizer, policy.parameters(), settings.GRAD_CLIP)
         if on_accelerator:
             state.gpu_instances += pomo_batch
         return pomo_batch
-
-    def _apply(loss: torch.Tensor) -> None:
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), settings.GRAD_CLIP)
-        optimizer.step()
 
     with StopFlag() as stop:
         if state.eval_at_cpu_hours is None:
