@@ -474,3 +474,21 @@ def test_a_bf16_arm_computes_its_loss_under_autocast_and_keeps_float32_weights(a
     plain = train(options("pomo", max_steps=1))  # on the CPU the default is float32
     assert seen == [False]
     assert plain.hardware == [*state.hardware, state.hardware[-1].removesuffix("; bf16-mixed")]
+
+
+def test_an_arm_with_a_leader_weight_trains_with_the_leader_reward(arms, monkeypatch):
+    from clrp_rl4co.models import LeaderRewardPOMO
+
+    options, _, _ = arms
+    built = []
+    build = loop.build_model
+    monkeypatch.setattr(
+        loop, "build_model", lambda *a, **k: built.append(build(*a, **k)) or built[-1]
+    )
+    monkeypatch.setattr(settings, "LEADER_WEIGHTS", {"pomo": 3.0})
+    state = train(options("pomo", max_steps=1))
+    assert state.steps == 1
+    assert isinstance(built[0], LeaderRewardPOMO) and built[0].leader_weight == 3.0
+    monkeypatch.setattr(settings, "LEADER_WEIGHTS", {})
+    train(options("pomo", max_steps=1))
+    assert not isinstance(built[1], LeaderRewardPOMO)

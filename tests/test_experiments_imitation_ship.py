@@ -121,4 +121,8 @@ def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
         "committed state POMO on one CPU thread (batch 64, Adam 2.5e-05), then from the "
         "pomo-slow arm's committed state POMO on a GPU (batch 512, Adam 2.5e-05)"
     )
+    assert shipping.arm_recipe("leader").endswith(
+        "then from the pomo-gpu-slow arm's committed state POMO on one CPU thread (batch 64, "
+        "Adam 2.5e-05, leader reward weight 4)"
+    )
     assert set(settings.GPU_ARMS) == set(settings.POMO_BATCHES)

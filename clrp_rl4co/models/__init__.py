@@ -4,6 +4,8 @@
   metric, the paper's schedule, fixed validation sets (re-exported here);
 - :mod:`.imitation`: :class:`Imitation`, training by the log-likelihood of expert solutions
   (:class:`ExpertDataset`, :mod:`.expert_data`), in random equivalent forms (:mod:`.equivalence`);
+- :mod:`.leader`: :class:`LeaderRewardPOMO`, POMO whose best start weighs more in the loss
+  (``build_model(..., leader_weight=w)``);
 - :mod:`.training`: the one training implementation (``run.py``, ``configs/``);
 - :mod:`.runs`: the layout of a run folder;
 - :mod:`.curves`: metrics CSV across resumes, progress lines, the learning-curve plotter;
@@ -26,6 +28,7 @@ from .build import (
 from .decoding import DecodeSpec, decode_batch
 from .expert_data import ExpertDataset
 from .imitation import Imitation
+from .leader import LeaderRewardPOMO
 
 __all__ = [
     "ALGORITHMS",
@@ -33,6 +36,7 @@ __all__ = [
     "DecodeSpec",
     "ExpertDataset",
     "Imitation",
+    "LeaderRewardPOMO",
     "PolicyConfigCallback",
     "algorithm_of",
     "build_model",

@@ -23,6 +23,7 @@ from clrp_rl4co.envs.clrp.dataset import generate_dataset, load_dataset, save_da
 from clrp_rl4co.policies import policy_config, rotate45_augmentation
 
 from .imitation import Imitation
+from .leader import LeaderRewardPOMO
 
 #: RL4CO algorithms by name: ``pomo`` (POMO: shared baseline over the N starts),
 #: ``reinforce`` (``AttentionModel``: REINFORCE with a greedy rollout baseline) and
@@ -58,6 +59,7 @@ def build_model(
     num_augment: int = 8,
     augment: str = "dihedral8",
     lr_schedule: dict[str, Any] | None = None,
+    leader_weight: float | None = None,
     **kwargs: Any,
 ) -> LightningModule:
     """An RL4CO LightningModule training ``policy`` on ``env``.
@@ -68,13 +70,17 @@ def build_model(
     the x``num_augment`` augmentation at validation / test, ``"dihedral8"`` (RL4CO) or
     ``"rotate45"`` (the paper's 45-degree rotations). ``lr_schedule``: keyword arguments of
     :func:`step_lr_schedule` (``epochs``, ``decay_at``, ``gamma``), or None for ``kwargs``'
-    own ``lr_scheduler``. ``kwargs`` go to the model (batch sizes, data sizes, optimizer, ...).
+    own ``lr_scheduler``. ``leader_weight`` (POMO only): train with the leader reward
+    (:class:`~.leader.LeaderRewardPOMO`, the best start's advantage times this weight); None
+    for POMO's loss. ``kwargs`` go to the model (batch sizes, data sizes, optimizer, ...).
 
     POMO and imitation log ``val/max_reward`` (best of the N starts, the model's multistart
     objective) next to ``val/reward`` (mean over starts); :func:`monitor_metric` names the one to
     select on."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {list(ALGORITHMS)}")
+    if leader_weight is not None and algorithm != "pomo":
+        raise ValueError(f"leader_weight: POMO's option, not {algorithm!r}'s")
     if lr_schedule is not None:
         if "lr_scheduler" in kwargs:
             raise ValueError("lr_schedule and lr_scheduler: give one of them, not both")
@@ -95,6 +101,11 @@ def build_model(
     kwargs.setdefault(
         "metrics", {"train": ["loss", "reward"], "val": val_metrics, "test": val_metrics}
     )
+    if leader_weight is not None:
+        kwargs["leader_weight"] = leader_weight
+        return LeaderRewardPOMO(
+            env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs
+        )
     return POMO(env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs)
 
 

@@ -140,7 +140,10 @@ def _intro() -> list[str]:
             "hours are GPU hours, so their points stand at their parent's CPU hours; `wide` is "
             "the paper's model size (256-d, 6 layers, 16 heads) from scratch on a GPU, with "
             f"{settings.pomo_batch('wide')} instances a step and Adam "
-            f"{settings.pomo_lr('wide'):g}."
+            f"{settings.pomo_lr('wide'):g}; `leader` from `pomo-gpu-slow`'s (the shipped "
+            f"weights) on one CPU thread with Adam {settings.pomo_lr('leader'):g} and the "
+            "leader reward (the best start's advantage times "
+            f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`)."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",

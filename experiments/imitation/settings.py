@@ -22,7 +22,12 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   (``--device cuda``) with :data:`POMO_BATCHES` instances per step (eight times as many per
   gradient step), Adam at ``pomo``'s and at ``pomo-slow``'s rate. Their time is GPU wall time
   (``gpu_hours`` and ``gpu_instances`` in their state), not CPU hours: their points stand at
-  their parent's CPU hours with more instances.
+  their parent's CPU hours with more instances;
+- ``leader``: branches from ``pomo-gpu-slow`` (the shipped weights) and goes on on one CPU
+  thread at ``pomo-slow``'s rate with the leader reward (:data:`LEADER_WEIGHTS`,
+  :class:`clrp_rl4co.models.LeaderRewardPOMO`: each instance's best start weighs more in the
+  loss): whether aiming the gradient at the best of the N starts, which multistart decoding
+  keeps, leaves the plateau.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -49,6 +54,7 @@ ARMS = (
     "pomo-gpu",
     "pomo-gpu-slow",
     "wide",
+    "leader",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -57,6 +63,7 @@ BRANCHES = {
     "pomo-slower": "pomo-slow",
     "pomo-gpu": "pomo-slow",
     "pomo-gpu-slow": "pomo-slow",
+    "leader": "pomo-gpu-slow",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -69,7 +76,15 @@ GRAD_CLIP = 1.0
 #: per customer, RL4CO POMO's default).
 POMO_STARTS = {"pomo16": 16}
 #: POMO's learning rate of the arms that do not use :data:`POMO_LR`.
-POMO_LRS = {"pomo-slow": 2.5e-5, "pomo-slower": 6.25e-6, "pomo-gpu-slow": 2.5e-5}
+POMO_LRS = {
+    "pomo-slow": 2.5e-5,
+    "pomo-slower": 6.25e-6,
+    "pomo-gpu-slow": 2.5e-5,
+    "leader": 2.5e-5,
+}
+#: The leader reward's weight of the arms that train with it (``build_model``'s
+#: ``leader_weight``; the others: POMO's loss).
+LEADER_WEIGHTS = {"leader": 4.0}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
