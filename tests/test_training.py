@@ -415,3 +415,17 @@ def test_run_py_ddp_two_cpu_processes(tmp_path):
     # 8 instances per epoch shared by 2 processes: one step of 4 instances each
     assert meta["global_step"] == 1 and meta["training_instances"] == 8
     assert run.metrics.is_file() and run.learning_curve.is_file()
+
+
+def test_the_leader_reward_is_one_config_key():
+    """``model.leader_weight`` (null in base.yaml: POMO's loss) builds the leader-reward POMO."""
+    from hydra.utils import instantiate
+
+    from clrp_rl4co.models import LeaderRewardPOMO
+
+    assert _compose(["model=drlhq"]).model.leader_weight is None
+    cfg = _compose(["model=drlhq", "model.leader_weight=4.0", "model.policy.embed_dim=16",
+                    "model.policy.num_heads=2", "model.policy.num_encoder_layers=1"])  # fmt: skip
+    model = instantiate(cfg.model, env=CLRPEnv(generator_params={"preset": "clrp10"}),
+                        _convert_="all")  # fmt: skip
+    assert isinstance(model, LeaderRewardPOMO) and model.leader_weight == 4.0
