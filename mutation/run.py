@@ -267,6 +267,9 @@ MODULES: dict[str, list[str]] = {
     "clrp_rl4co/models/solution_likelihood.py": [
         "tests/test_solution_likelihood.py",
     ],
+    "clrp_rl4co/models/leader.py": [
+        "tests/test_models_leader.py",
+    ],
     "clrp_rl4co/execution/interrupt.py": [
         "tests/test_interrupt.py",
         "tests/test_solve.py",
@@ -328,6 +331,8 @@ ALSO_COPY: dict[str, list[str]] = {
     "clrp_rl4co/cli/solve.py": ["docs"],
     # tests/test_solution_likelihood.py draws its labels with tests/test_imitation.py's helpers
     "clrp_rl4co/models/solution_likelihood.py": ["experiments", "configs"],
+    # tests/test_models_leader.py builds its tiny policy with tests/test_imitation.py's sizes
+    "clrp_rl4co/models/leader.py": ["experiments", "configs"],
 }
 
 #: Tests that run a copy of the module outside mutmut's package (a subprocess on a copied

@@ -39,6 +39,10 @@ def test_the_loss_is_reinforce_on_the_leader_advantage_and_pomos_at_weight_one(e
         [[-1.125, 0.875 * 5, -0.125, 0.375], [0.375, -0.125, 1.375 * 5, -1.625]]
     )
     assert out["loss"].item() == pytest.approx(-(advantage * log_likelihood).mean().item())
+    assert out["reinforce_loss"] is out["loss"]  # RL4CO's name of the REINFORCE term
+    # RL4CO's signature: without the tensors, the loss reads them from the policy's output
+    read = model.calculate_loss(None, {}, {"reward": reward, "log_likelihood": log_likelihood})
+    assert read["loss"].item() == out["loss"].item()
     stock = POMO(env, policy=policy).calculate_loss(None, {}, {}, reward, log_likelihood)
     plain = LeaderRewardPOMO(env, policy, leader_weight=1.0)
     ours = plain.calculate_loss(None, {}, {}, reward, log_likelihood)
@@ -51,6 +55,7 @@ def test_a_training_step_with_the_leader_reward_moves_the_weights(env):
     model = build_model(env, policy, algorithm="pomo", num_augment=1, leader_weight=4.0)
     assert isinstance(model, LeaderRewardPOMO) and model.leader_weight == 4.0
     assert algorithm_of(model) == "pomo"  # a POMO with another advantage
+    assert model.num_augment == 1  # POMO's arguments reach POMO
     loss = model.shared_step(generate_dataset(env.generator, 3, 7), 0, phase="train")["loss"]
     assert math.isfinite(loss.item())
     loss.backward()

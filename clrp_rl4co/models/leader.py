@@ -43,14 +43,14 @@ class LeaderRewardPOMO(POMO):
     Args:
         env: the environment.
         policy: the policy to train.
-        leader_weight: the leaders' factor, at least 1.
+        leader_weight: the leaders' factor, at least 1 (1: POMO's loss).
         **kwargs: POMO's.
 
     Raises:
         ValueError: ``leader_weight`` below 1 or not finite (naming it).
     """
 
-    def __init__(self, env, policy: torch.nn.Module, leader_weight: float = 2.0, **kwargs: Any):
+    def __init__(self, env, policy: torch.nn.Module, *, leader_weight: float, **kwargs: Any):
         weight = float(leader_weight)
         if not (math.isfinite(weight) and weight >= 1.0):
             raise ValueError(f"leader_weight: must be a finite number >= 1, got {leader_weight!r}")
