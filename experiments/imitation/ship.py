@@ -119,6 +119,7 @@ def ship(
     from .state import arm_policy, committed_arm, hours_label
 
     settings.check_arm(arm)
+    commit = commit_line()  # the code this call runs, whatever the checkout moves to meanwhile
     if arm in settings.SCRATCH_ARMS:
         raise ValueError(f"arm: {arm!r} trains from scratch; ship takes arms continued from a "
                          "shipped model")  # fmt: skip
@@ -159,7 +160,7 @@ def ship(
         f"python -m experiments.imitation ship --arm {arm} --count {count}",
         "```",
         "",
-        f"- commit: {commit_line()}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- commit: {commit}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
         f"- verdict: {verdict}",
         "",
         markdown_table(
