@@ -10,7 +10,9 @@ load hits all alike (median of ``--rounds``):
   (``--precision bf16-mixed``, :class:`experiments.training.precision.MixedPrecision`);
 - ``starts S``: fp32 with S POMO starts per instance instead of N (fewer rollouts per
   instance: more instances per CPU second, a different estimate of the gradient);
-- ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder.
+- ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder;
+- ``leader reward W`` (``--leader W``): fp32 POMO with the leader reward
+  (:class:`clrp_rl4co.models.LeaderRewardPOMO`), whose loss differs, not its rollouts.
 
 Prints the CPU's vector units as torch reports them, the load average before and after, and a
 Markdown table with each setting's ratio to ``fp32``.
@@ -53,10 +55,14 @@ def make_step(
     batch,
     starts: int | None,
     precision: str = "32-true",
+    leader_weight: float | None = None,
 ) -> Callable[[], float]:
     """One timed POMO training step (CPU seconds) on a copy of ``batch``, in ``precision`` as
-    the background training loops take it (:class:`MixedPrecision`)."""
-    model = build_model(env, policy, algorithm="pomo", num_augment=1, num_starts=starts)
+    the background training loops take it (:class:`MixedPrecision`), with the leader reward
+    where ``leader_weight`` is given."""
+    model = build_model(
+        env, policy, algorithm="pomo", num_augment=1, num_starts=starts, leader_weight=leader_weight
+    )
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-7)
     mixed = MixedPrecision.for_device("cpu", precision)
 
@@ -78,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--starts", type=int, nargs="*", default=[25, 10], help="start counts")
     parser.add_argument("--no-bf16", action="store_true", help="leave out bf16 autocast")
     parser.add_argument("--compile", action="store_true", help="add torch.compile (encoder)")
+    parser.add_argument(
+        "--leader", type=float, default=None, help="add POMO with the leader reward of this weight"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     torch.set_float32_matmul_precision("highest")
@@ -90,6 +99,10 @@ def main(argv: list[str] | None = None) -> None:
         settings["bf16 autocast"] = make_step(policy, env, batch, None, "bf16-mixed")
     for starts in args.starts:
         settings[f"starts {starts}"] = make_step(policy, env, batch, starts)
+    if args.leader is not None:
+        settings[f"leader reward {args.leader:g}"] = make_step(
+            policy, env, batch, None, leader_weight=args.leader
+        )
     if args.compile:
         compiled = load_policy(f"drlhq_{args.preset}").train()
         compiled.encoder = torch.compile(compiled.encoder)
