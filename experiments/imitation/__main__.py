@@ -143,7 +143,8 @@ def _intro() -> list[str]:
             f"{settings.pomo_lr('wide'):g}; `leader` from `pomo-gpu-slow`'s (the shipped "
             f"weights) on one CPU thread with Adam {settings.pomo_lr('leader'):g} and the "
             "leader reward (the best start's advantage times "
-            f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`)."
+            f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`), and "
+            "its control `pomo-cpu-slow` the same with POMO's own loss."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",

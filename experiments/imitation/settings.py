@@ -27,7 +27,9 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   thread at ``pomo-slow``'s rate with the leader reward (:data:`LEADER_WEIGHTS`,
   :class:`clrp_rl4co.models.LeaderRewardPOMO`: each instance's best start weighs more in the
   loss): whether aiming the gradient at the best of the N starts, which multistart decoding
-  keeps, leaves the plateau.
+  keeps, leaves the plateau;
+- ``pomo-cpu-slow``: the ``leader`` arm's control: the same branch, thread and rate with POMO's
+  own loss.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -55,6 +57,7 @@ ARMS = (
     "pomo-gpu-slow",
     "wide",
     "leader",
+    "pomo-cpu-slow",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -64,6 +67,7 @@ BRANCHES = {
     "pomo-gpu": "pomo-slow",
     "pomo-gpu-slow": "pomo-slow",
     "leader": "pomo-gpu-slow",
+    "pomo-cpu-slow": "pomo-gpu-slow",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -81,6 +85,7 @@ POMO_LRS = {
     "pomo-slower": 6.25e-6,
     "pomo-gpu-slow": 2.5e-5,
     "leader": 2.5e-5,
+    "pomo-cpu-slow": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
