@@ -299,8 +299,6 @@ def test_the_bias_run_keeps_its_own_folders_and_adds_the_bias(plain_run_after):
 def test_the_bias_run_starts_from_the_plain_runs_state_with_every_alpha_at_zero(
     tiny_run, plain_run_after, monkeypatch
 ):
-    import experiments.generalist.loop as loop
-
     options, calls, tmp = tiny_run
     plain = train(options(max_steps=1))
     plain_weights = load_committed(tmp / "state")[1]

@@ -14,6 +14,7 @@ def test_the_cpu_trains_in_float32_unless_told_otherwise():
     given = MixedPrecision.for_device("cpu", "bf16-mixed")
     assert given.precision == "bf16-mixed" and given.is_mixed
     assert not given.scaler.is_enabled()  # bf16 has float32's range: nothing to scale
+    assert default.hardware_note == "" and given.hardware_note == "; bf16-mixed"
     assert MixedPrecision.for_device("cpu", "16-mixed").scaler.is_enabled()
 
 

@@ -103,10 +103,10 @@ def build_model(
     )
     if leader_weight is not None:
         kwargs["leader_weight"] = leader_weight
-        return LeaderRewardPOMO(
-            env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs
-        )
-    return POMO(env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs)
+    model_class = POMO if leader_weight is None else LeaderRewardPOMO
+    return model_class(
+        env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs
+    )
 
 
 def algorithm_of(model: LightningModule) -> str:

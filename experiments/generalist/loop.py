@@ -196,11 +196,9 @@ def train(options: TrainOptions) -> RunState:
     _note_once(state.commits, commit_line())
     state.commands.append(options.command or command_line(prog="python -m experiments.generalist"))
     mixed = MixedPrecision.for_device(options.device, options.precision)
-    # a mixed-precision call names its precision beside the machine (float32 is the default)
-    precision_note = f"; {mixed.precision}" if mixed.is_mixed else ""
     _note_once(
         state.hardware,
-        f"{machine(options.device)}; {accelerator(options.device)}{precision_note}",
+        f"{machine(options.device)}; {accelerator(options.device)}{mixed.hardware_note}",
     )
 
     device = torch.device(options.device)

@@ -188,8 +188,7 @@ def train(options: ArmOptions) -> ArmState:
         raise ValueError(f"device: {options.device!r}; the imitation phase trains on the CPU")
     mixed = MixedPrecision.for_device(device, options.precision)
     full_precision = MixedPrecision.for_device(device, "32-true")  # the imitation phase's
-    # a mixed-precision call names its precision beside the machine (float32 is the default)
-    hardware = machine(options.device) + (f"; {mixed.precision}" if mixed.is_mixed else "")
+    hardware = machine(options.device) + mixed.hardware_note
     if hardware not in state.hardware:
         state.hardware.append(hardware)
     pomo_batch = options.pomo_batch or settings.pomo_batch(options.arm)

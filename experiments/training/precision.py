@@ -70,6 +70,12 @@ class MixedPrecision:
         """Whether the forward pass runs under autocast."""
         return AUTOCAST_DTYPES[self.precision] is not None
 
+    @property
+    def hardware_note(self) -> str:
+        """What a run's ``hardware`` line adds for this precision: ``"; bf16-mixed"`` for a mixed
+        one, nothing for float32 (the default)."""
+        return f"; {self.precision}" if self.is_mixed else ""
+
     def autocast(self) -> contextlib.AbstractContextManager[None]:
         """The forward pass's context: the loss is computed inside it."""
         return autocast_for(self.precision, self.device)
