@@ -326,9 +326,14 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     # clrp100's arm is named as clrp50's first arm: its local checkpoints live apart
     assert settings.WORK_DIR == settings.ROOT / "runs" / "imitation-work" / "clrp100"
     assert settings.LABELS_DIR == settings.ROOT / "datasets" / "labels" / "clrp100"
-    assert settings.preset_arms() == ("pomo", "pomo-gpu")
+    assert settings.preset_arms() == ("pomo", "pomo-gpu", "pomo-leader")
     assert settings.shipped_name() == "drlhq_clrp100"
-    assert settings.BRANCHES == {"pomo-gpu": "pomo"}  # clrp100's GPU arm continues its pomo arm
+    # clrp100's GPU arm and its leader-reward arm continue its pomo arm
+    assert settings.BRANCHES == {"pomo-gpu": "pomo", "pomo-leader": "pomo"}
+    # the leader arm differs from its control (the pomo arm) in the loss alone
+    assert settings.pomo_lr("pomo-leader") == settings.pomo_lr("pomo") == 1e-4
+    assert settings.pomo_batch("pomo-leader") == settings.pomo_batch("pomo") == 64
+    assert settings.LEADER_WEIGHTS["pomo-leader"] == 4.0 and "pomo" not in settings.LEADER_WEIGHTS
     assert settings.eval_every_cpu_hours() == 0.5
     settings.check_arm("pomo")
     with pytest.raises(ValueError, match="'pomo-slow' is not one of clrp100's arms"):

@@ -119,7 +119,11 @@ def _intro() -> list[str]:
             f"(`{settings.START_MODEL}`) and continues RL4CO's {pomo} on freshly drawn "
             f"{settings.PRESET} instances; `pomo-gpu` branches from its committed state on a GPU "
             f"(`--device cuda`, {settings.pomo_batch('pomo-gpu')} instances a step; its hours are "
-            f"GPU hours, so its points stand at its parent's CPU hours). {evaluation}"
+            f"GPU hours, so its points stand at its parent's CPU hours); `pomo-leader` branches "
+            f"from it on one CPU thread at the same rate with the leader reward (the best start's "
+            f"advantage times {settings.LEADER_WEIGHTS['pomo-leader']:g}, "
+            "`clrp_rl4co.models.LeaderRewardPOMO`), the `pomo` arm going on beside it as its "
+            f"control. {evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""

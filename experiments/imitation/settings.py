@@ -31,6 +31,10 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
 - ``pomo-cpu-slow``: the ``leader`` arm's control: the same branch, thread and rate with POMO's
   own loss.
 
+clrp100 (:func:`use_preset`) has three arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+``pomo-gpu`` (its branch on a GPU) and ``pomo-leader``, which branches from ``pomo`` and goes on
+at ``pomo``'s rate with the leader reward; ``pomo`` going on beside it is its control.
+
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
 paper's own test set of :data:`PRESET`; the evaluation's CPU time is recorded, not charged.
@@ -89,7 +93,7 @@ POMO_LRS = {
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
-LEADER_WEIGHTS = {"leader": 4.0}
+LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
@@ -133,9 +137,10 @@ REPORT_DIR = ROOT / "results" / "imitation" / PRESET
 WORK_DIR = ROOT / "runs" / "imitation-work"
 
 #: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
-PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo", "pomo-gpu")}
-#: Each preset's :data:`BRANCHES` (clrp100's ``pomo-gpu`` branches from its ``pomo`` arm).
-PRESET_BRANCHES = {"clrp50": BRANCHES, "clrp100": {"pomo-gpu": "pomo"}}
+PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo", "pomo-gpu", "pomo-leader")}
+#: Each preset's :data:`BRANCHES` (clrp100's ``pomo-gpu`` and ``pomo-leader`` branch from its
+#: ``pomo`` arm).
+PRESET_BRANCHES = {"clrp50": BRANCHES, "clrp100": {"pomo-gpu": "pomo", "pomo-leader": "pomo"}}
 
 
 def use_preset(preset: str) -> None:
