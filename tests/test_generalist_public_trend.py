@@ -50,6 +50,21 @@ def test_a_state_at_the_target_has_nothing_to_go(tmp_path):
     assert "| all 3 states | reached |" in path.read_text()
 
 
+def test_one_state_has_no_trend_and_the_report_names_the_runs_own_state_folder(
+    tmp_path, monkeypatch
+):
+    from experiments.generalist import settings
+
+    monkeypatch.setattr(settings, "STATE_DIR", settings.REPO / "results" / "x" / "bias" / "state")
+    rows = _rows({1000: [30.0, 20.0]})
+    path = public_trend.write_report(rows, RunState(instances=1000, cpu_hours=1.0), tmp_path,
+                                     "python -m x", target=15.0)  # fmt: skip
+    text = path.read_text()
+    assert "One state so far: a trend needs two." in text and "| all 1 states |" not in text
+    assert "(`results/x/bias/state/` in git history)" in text
+    assert "a mean gap of at most 15%" in text
+
+
 def _commit(repo, message):
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message],

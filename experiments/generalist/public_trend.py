@@ -161,6 +161,7 @@ def write_report(
     rates = training_rates(latest)
     more_last6 = instances_to_target(gaps, "gap", target, higher_is_better=False)
     more_all = instances_to_target(gaps, "gap", target, False, trend_points=len(gaps))
+    folder = settings.STATE_DIR.relative_to(settings.REPO).as_posix()
     best = min(gaps, key=lambda g: g["gap"])
     per_state = markdown_table(
         ["commit", "training instances", "CPU h", *files, "mean gap %"],
@@ -175,7 +176,7 @@ def write_report(
         [["the last 6 states", instances_cell(more_last6), *hours_cells(more_last6, rates)],
          [f"all {len(gaps)} states", instances_cell(more_all), *hours_cells(more_all, rates)]],
         align="lrrr",
-    )  # fmt: skip
+    ) if len(gaps) > 1 else "One state so far: a trend needs two."  # fmt: skip
     rate_text = rates_text(rates)
     text = "\n".join([
         "# The generalist on public files along its training",
@@ -185,7 +186,7 @@ def write_report(
         "",
         textwrap.fill(
             "Dihedral x8 multistart greedy of every committed state of the generalist's run "
-            "(`results/generalist/state/` in git history) on the files below, each one's gap to "
+            f"(`{folder}/` in git history) on the files below, each one's gap to "
             "its best-known value; the target is a mean gap of at most "
             f"{target:g}%. The files never enter training or the run's validation.",
             width=100,
