@@ -63,6 +63,9 @@ def test_one_state_has_no_trend_and_the_report_names_the_runs_own_state_folder(
     assert "One state so far: a trend needs two." in text and "| all 1 states |" not in text
     assert "(`results/x/bias/state/` in git history)" in text
     assert "a mean gap of at most 15%" in text
+    path = public_trend.write_report(rows, RunState(instances=1000, cpu_hours=1.0), tmp_path,
+                                     "python -m x", commit="abc1234")  # fmt: skip
+    assert "- abc1234; date: " in path.read_text()
 
 
 def _commit(repo, message):

@@ -158,14 +158,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                       command=command))  # fmt: skip
     elif args.verb == "public-trend":
         from clrp_rl4co.data.bks import BestKnown
+        from clrp_rl4co.reporting.provenance import commit_line
 
         from .public_trend import GAP_TARGET, measure, state_history, write_report
 
+        commit = commit_line()  # the code this call runs, before it writes anything
         history = state_history(settings.REPO)
         rows = measure(history, list(args.files), BestKnown.read(args.bks))
         command = _command(argv)
         target = GAP_TARGET if args.target is None else args.target
-        print(write_report(rows, history[-1].state, _out(args.out), command, target))
+        print(write_report(rows, history[-1].state, _out(args.out), command, target, commit))
     elif args.verb == "throughput":
         from .throughput import measure
 

@@ -148,9 +148,14 @@ def by_state(rows: list[dict[str, object]]) -> list[list[dict[str, object]]]:
 
 def write_report(
     rows: list[dict[str, object]], latest: RunState, out_dir: Path, command: str,
-    target: float = GAP_TARGET,
+    target: float = GAP_TARGET, commit: str | None = None,
 ) -> Path:  # fmt: skip
-    """Write ``generalist_public.csv`` and ``generalist_public.md``; returns the report's path."""
+    """Write ``generalist_public.csv`` and ``generalist_public.md``; returns the report's path.
+
+    ``commit``: the report's commit line (default: :func:`commit_line` before the files are
+    written, so that the report's own CSV does not count as an uncommitted change).
+    """
+    commit = commit_line() if commit is None else commit
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / CSV).open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -182,7 +187,7 @@ def write_report(
         "# The generalist on public files along its training",
         "",
         f"- command: `{command}`",
-        f"- {commit_line()}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- {commit}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
         "",
         textwrap.fill(
             "Dihedral x8 multistart greedy of every committed state of the generalist's run "
