@@ -156,6 +156,30 @@ def test_the_comparison_is_at_the_hours_both_arms_reached(tmp_path):
     assert curve.comparison(curve.read_points(tmp_path)) == both
 
 
+def test_an_arm_is_paired_with_its_control_from_the_branch_point_on(restore_preset):
+    settings.use_preset("clrp100")  # pomo-leader's control is the pomo arm itself
+    rows = [
+        {"arm": "pomo", "charged_cpu_hours": h, "x8": x}
+        for h, x in [(1.0, 57.9), (1.5, 57.8), (2.0, 57.6), (2.6, 57.5), (3.1, 57.45), (3.6, 57.4)]
+    ] + [
+        {"arm": "pomo-leader", "charged_cpu_hours": h, "x8": x}
+        # the branch point's evaluation (the parent's weights), then 2.5, 3.0, 3.5; 4.0 is beyond
+        # the hours the control has reached
+        for h, x in [(2.0, 57.6), (2.5, 57.55), (3.0, 57.3), (3.5, 57.5), (4.0, 57.0)]
+    ]
+    pair = curve.control_comparison(rows, "pomo-leader", "pomo")
+    assert pair["start"] == 2.0 and pair["end"] == 3.6
+    # 2.5 meets nothing after the branch point at or before it (2.0 is the branch point)
+    assert pair["pairs"] == [(57.3, 57.5), (57.5, 57.45)]
+    assert pair["means"] == pytest.approx((57.4, 57.475)) and pair["lower"] == 1
+    text = "\n".join(curve._control_lines(rows))
+    assert "mean x8 57.4000 against 57.4750 (-0.0750); pomo-leader lower in 1 of 2." in text
+    assert "from the branch point at 2.00 CPU h to 3.60" in text
+    only_start = [r for r in rows if r["arm"] == "pomo" or r["charged_cpu_hours"] == 2.0]
+    assert curve.control_comparison(only_start, "pomo-leader", "pomo") is None
+    assert "no evaluations to pair yet" in "\n".join(curve._control_lines(only_start))
+
+
 def test_behind_picks_the_arm_with_fewer_charged_hours():
     assert command.behind_arm({"pomo": None, "imitation": _state("imitation", 0, 1)}) == "pomo"
     states = {"pomo": _state("pomo", 1.5), "imitation": _state("imitation", 0.2, 1.0)}

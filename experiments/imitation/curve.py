@@ -135,6 +135,66 @@ def comparison(rows: list[dict], key: str = "charged_cpu_hours") -> dict | None:
     }
 
 
+def control_comparison(rows: list[dict], arm: str, control: str) -> dict | None:
+    """``arm`` against its ``control`` (:data:`.settings.CONTROLS`) from ``arm``'s branch point
+    (its first evaluation, of its parent's weights) to the CPU hours both have reached: each of
+    ``arm``'s later evaluations there paired with the control's latest evaluation at or before
+    it and after the branch point. None until there is such a pair.
+
+    Returns:
+        ``start`` and ``end`` (CPU hours), ``pairs`` (``(arm's x8, control's x8)`` per
+        evaluation of ``arm``), ``means`` (each side's mean over the pairs) and ``lower`` (the
+        pairs where ``arm`` is lower).
+    """
+    key = "charged_cpu_hours"
+    mine = [r for r in rows if r["arm"] == arm]
+    theirs = [r for r in rows if r["arm"] == control]
+    if not mine or not theirs:
+        return None
+    start = min(r[key] for r in mine)
+    end = min(max(r[key] for r in mine), max(r[key] for r in theirs))
+    after = [r for r in theirs if r[key] > start + 1e-9]
+    pairs = []
+    for row in sorted(
+        (r for r in mine if start + 1e-9 < r[key] <= end + 1e-9), key=lambda r: r[key]
+    ):
+        match = latest_at(after, control, row[key])
+        if match is not None:
+            pairs.append((row["x8"], match["x8"]))
+    if not pairs:
+        return None
+    return {
+        "start": start,
+        "end": end,
+        "pairs": pairs,
+        "means": tuple(sum(p[i] for p in pairs) / len(pairs) for i in (0, 1)),
+        "lower": sum(a < c for a, c in pairs),
+    }
+
+
+def _control_lines(rows: list[dict]) -> list[str]:
+    """One sentence per arm of :data:`.settings.CONTROLS` in the preset, against its control."""
+    lines = []
+    arms = settings.preset_arms()
+    for arm, control in settings.CONTROLS.items():
+        if arm not in arms or control not in arms:
+            continue
+        pair = control_comparison(rows, arm, control)
+        if pair is None:
+            lines += ["", f"{arm} against its control {control}: no evaluations to pair yet."]
+            continue
+        (mine, theirs), count = pair["means"], len(pair["pairs"])
+        lines += [
+            "",
+            f"{arm} against its control {control}, from the branch point at "
+            f"{pair['start']:.2f} CPU h to {pair['end']:.2f} (both have trained that far): at "
+            f"{arm}'s {count} evaluation{'s' if count != 1 else ''} there, each paired with "
+            f"{control}'s latest at or before it, mean x8 {mine:.4f} against {theirs:.4f} "
+            f"({mine - theirs:+.4f}); {arm} lower in {pair['lower']} of {count}.",
+        ]
+    return lines
+
+
 def write_curve_png(report_dir: Path) -> Path | None:
     """Plot x8 against charged CPU hours, one line per arm, with the paper's figures."""
     rows = read_points(report_dir)
@@ -233,7 +293,7 @@ def report_lines(report_dir: Path, states: dict[str, ArmState | None]) -> list[s
                     "trained; a view that does not depend on how many steps a CPU hour bought)",
                 ),
             ]
-    return lines
+    return lines + _control_lines(rows)
 
 
 def _compared(both: dict, where: str) -> str:

@@ -94,6 +94,9 @@ POMO_LRS = {
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
 LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0}
+#: Arms whose difference from another arm is one change (same branch point, thread and rate):
+#: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`).
+CONTROLS = {"leader": "pomo-cpu-slow", "pomo-leader": "pomo"}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
