@@ -180,6 +180,24 @@ def test_an_arm_is_paired_with_its_control_from_the_branch_point_on(restore_pres
     assert "no evaluations to pair yet" in "\n".join(curve._control_lines(only_start))
 
 
+def test_the_command_line_takes_every_presets_arms_and_the_preset_holds_them_to_its_own(
+    restore_preset,
+):
+    parser = command._parser()
+    args = parser.parse_args(
+        ["--preset", "clrp100", "train", "--arm", "pomo-leader", "--hours", "1"]
+    )
+    assert (args.preset, args.arm) == ("clrp100", "pomo-leader")
+    assert parser.parse_args(["--preset", "clrp100", "ship", "--arm", "pomo-leader"]).arm == (
+        "pomo-leader"
+    )
+    assert settings.all_arms() == (*settings.ARMS, "pomo-leader")  # each arm once
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--arm", "no-such-arm", "--hours", "1"])
+    with pytest.raises(ValueError, match="'pomo-leader' is not one of clrp50's arms"):
+        command.main(["train", "--arm", "pomo-leader", "--hours", "0"])
+
+
 def test_behind_picks_the_arm_with_fewer_charged_hours():
     assert command.behind_arm({"pomo": None, "imitation": _state("imitation", 0, 1)}) == "pomo"
     states = {"pomo": _state("pomo", 1.5), "imitation": _state("imitation", 0.2, 1.0)}

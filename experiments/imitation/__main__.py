@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     verbs = parser.add_subparsers(dest="verb", required=True)
     train = verbs.add_parser("train", help="continue one arm")
-    train.add_argument("--arm", default="behind", choices=[*settings.ARMS, "behind"])
+    train.add_argument("--arm", default="behind", choices=[*settings.all_arms(), "behind"])
     train.add_argument("--hours", type=float, required=True, help="wall-clock budget")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument(
@@ -66,11 +66,11 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         help="LIKELIHOOD,AUGMENT,LR, e.g. solution,dihedral,1e-5 (repeat for more)",
     )
-    recipes.add_argument("--start", default="shipped", choices=["shipped", *settings.ARMS])
+    recipes.add_argument("--start", default="shipped", choices=["shipped", *settings.all_arms()])
     heldout = verbs.add_parser("heldout", help="the arms on the instances after the curve's")
     heldout.add_argument("--count", type=int, default=800, help="instances (default: 800)")
     ship = verbs.add_parser("ship", help="ship an arm's weights when they beat the shipped model")
-    ship.add_argument("--arm", required=True, choices=settings.ARMS)
+    ship.add_argument("--arm", required=True, choices=settings.all_arms())
     ship.add_argument("--count", type=int, default=800, help="held-out instances (default: 800)")
     return parser
 

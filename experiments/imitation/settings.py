@@ -169,6 +169,12 @@ def use_preset(preset: str) -> None:
     BRANCHES = PRESET_BRANCHES[preset]
 
 
+def all_arms() -> tuple[str, ...]:
+    """Every preset's arms, each once, in :data:`PRESET_ARMS`' order: the command line's
+    choices (:func:`check_arm` then holds an arm to the preset in use)."""
+    return tuple(dict.fromkeys(arm for arms in PRESET_ARMS.values() for arm in arms))
+
+
 def preset_arms() -> tuple[str, ...]:
     """The arms of the preset in use (:data:`ARMS` for a preset without its own, as the tests
     set a small one by hand)."""
