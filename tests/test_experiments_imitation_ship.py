@@ -72,6 +72,18 @@ def test_a_better_arm_ships_with_its_whole_training_in_the_json(folders, monkeyp
     assert finetune_record(meta)["global_step"] == 10  # the GPU fine-tune's record
     text = (tmp_path / "report" / shipping.SHIP_MD).read_text()
     assert "shipped as drlhq_clrp50" in text and "| pomo arm | 9.0000 | -1.0250 ±" in text
+    assert "python -m experiments.imitation ship --arm pomo --count 4\n" in text
+
+
+def test_the_written_commands_name_a_preset_other_than_the_default(monkeypatch):
+    from experiments.imitation import settings
+
+    assert settings.preset_flag() == ""  # clrp50, the default
+    monkeypatch.setattr(settings, "PRESET", "clrp100")
+    assert settings.preset_flag() == " --preset clrp100"
+    state = ArmState(arm="pomo", instances=10, start_model="x")
+    meta = shipping.provenance(state, {"training_instances": 5}, heldout={})
+    assert meta["training"][-1] == "python -m experiments.imitation --preset clrp100 ship"
 
 
 def test_an_arm_that_is_not_better_ships_nothing(folders, monkeypatch):

@@ -100,7 +100,7 @@ def behind_arm(states: dict) -> str:
 def _intro() -> list[str]:
     """The report's title, recipe and commands, for the preset in use."""
     first = next(iter(settings.PRESET_ARMS))
-    flag = "" if settings.PRESET == first else f" --preset {settings.PRESET}"
+    flag = settings.preset_flag()
     evaluation = (
         f"Every {settings.eval_every_cpu_hours():g} CPU hours of training, dihedral x8 "
         f"multistart greedy on the first {settings.EVAL_SIZE} instances of the paper's "

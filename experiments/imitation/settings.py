@@ -169,6 +169,12 @@ def use_preset(preset: str) -> None:
     BRANCHES = PRESET_BRANCHES[preset]
 
 
+def preset_flag() -> str:
+    """`` --preset <preset>`` for the command lines of a preset other than the default (the
+    first of :data:`PRESET_ARMS`), else ``""``."""
+    return "" if PRESET == next(iter(PRESET_ARMS)) else f" --preset {PRESET}"
+
+
 def all_arms() -> tuple[str, ...]:
     """Every preset's arms, each once, in :data:`PRESET_ARMS`' order: the command line's
     choices (:func:`check_arm` then holds an arm to the preset in use)."""

@@ -82,7 +82,10 @@ def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> di
         "preset": settings.PRESET,
         "recipe": f"{settings.START_NAME} as shipped when the arms began (continued_from), "
         f"then {recipe}: the {state.arm} arm of experiments/imitation",
-        "training": [*state.commands, "python -m experiments.imitation ship"],
+        "training": [
+            *state.commands,
+            f"python -m experiments.imitation{settings.preset_flag()} ship",
+        ],
         "commits": state.commits,
         "hardware": "; ".join(state.hardware),
         "cpu_hours": round(state.charged_cpu_hours, 3),
@@ -157,7 +160,7 @@ def ship(
         "arm ships when its paired difference's 95% t interval lies below 0.",
         "",
         "```bash",
-        f"python -m experiments.imitation ship --arm {arm} --count {count}",
+        f"python -m experiments.imitation{settings.preset_flag()} ship --arm {arm} --count {count}",
         "```",
         "",
         f"- commit: {commit}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
