@@ -175,6 +175,14 @@ def test_an_arm_is_paired_with_its_control_from_the_branch_point_on(restore_pres
     text = "\n".join(curve._control_lines(rows))
     assert "mean x8 57.4000 against 57.4750 (-0.0750); pomo-leader lower in 1 of 2." in text
     assert "from the branch point at 2.00 CPU h to 3.60" in text
+    # evaluations a few CPU seconds apart are at the same hours: 2.995 meets the control's 3.0
+    close = [{"arm": "pomo", "charged_cpu_hours": 2.0, "x8": 57.6},
+             {"arm": "pomo", "charged_cpu_hours": 3.0, "x8": 57.5},
+             {"arm": "pomo-leader", "charged_cpu_hours": 2.0, "x8": 57.6},
+             {"arm": "pomo-leader", "charged_cpu_hours": 2.995, "x8": 57.4}]  # fmt: skip
+    assert curve.control_comparison(close, "pomo-leader", "pomo")["pairs"] == [(57.4, 57.5)]
+    close[1]["charged_cpu_hours"] = 3.02  # beyond the tolerance: the control has not got there
+    assert curve.control_comparison(close, "pomo-leader", "pomo") is None
     only_start = [r for r in rows if r["arm"] == "pomo" or r["charged_cpu_hours"] == 2.0]
     assert curve.control_comparison(only_start, "pomo-leader", "pomo") is None
     assert "no evaluations to pair yet" in "\n".join(curve._control_lines(only_start))

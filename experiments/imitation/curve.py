@@ -30,6 +30,9 @@ COLUMNS = (
 )
 #: Evaluations averaged in the comparison (1 CPU hour at one every 0.25).
 WINDOW = 4
+#: CPU hours within which two arms' evaluations count as at the same hours (two arms evaluate
+#: every 0.25 or 0.5 CPU hours from the same branch point, each a step or two past the mark).
+SAME_HOURS = 0.01
 
 
 def append_point(
@@ -139,7 +142,8 @@ def control_comparison(rows: list[dict], arm: str, control: str) -> dict | None:
     """``arm`` against its ``control`` (:data:`.settings.CONTROLS`) from ``arm``'s branch point
     (its first evaluation, of its parent's weights) to the CPU hours both have reached: each of
     ``arm``'s later evaluations there paired with the control's latest evaluation at or before
-    it and after the branch point. None until there is such a pair.
+    it (give or take :data:`SAME_HOURS`) and after the branch point. None until there is such
+    a pair.
 
     Returns:
         ``start`` and ``end`` (CPU hours), ``pairs`` (``(arm's x8, control's x8)`` per
@@ -156,9 +160,9 @@ def control_comparison(rows: list[dict], arm: str, control: str) -> dict | None:
     after = [r for r in theirs if r[key] > start + 1e-9]
     pairs = []
     for row in sorted(
-        (r for r in mine if start + 1e-9 < r[key] <= end + 1e-9), key=lambda r: r[key]
+        (r for r in mine if start + 1e-9 < r[key] <= end + SAME_HOURS), key=lambda r: r[key]
     ):
-        match = latest_at(after, control, row[key])
+        match = latest_at(after, control, row[key] + SAME_HOURS)
         if match is not None:
             pairs.append((row["x8"], match["x8"]))
     if not pairs:
