@@ -193,7 +193,8 @@ def _control_lines(rows: list[dict]) -> list[str]:
             f"{arm} against its control {control}, from the branch point at "
             f"{pair['start']:.2f} CPU h to {pair['end']:.2f} (both have trained that far): at "
             f"{arm}'s {count} evaluation{'s' if count != 1 else ''} there, each paired with "
-            f"{control}'s latest at or before it, mean x8 {mine:.4f} against {theirs:.4f} "
+            f"{control}'s latest at or before it (give or take {SAME_HOURS:g} CPU h), mean x8 "
+            f"{mine:.4f} against {theirs:.4f} "
             f"({mine - theirs:+.4f}); {arm} lower in {pair['lower']} of {count}.",
         ]
     return lines
