@@ -2,12 +2,12 @@
 
 ``python -m experiments.generalist public-trend FILES... --bks CSV`` decodes every instance file
 with dihedral x8 multistart greedy under each committed state of the run found in git history
-(``results/generalist/state/``, one state per commit that changed its weights), measures the mean
-gap to the best-known values, and extrapolates the gap's log-linear trend in training instances to
-the target (default 15 %, the shipped generalist's target on the first six Tuzun-Burke
-100-customer files; an earlier target was 10 %), in instances and in CPU hours at the run's own
-CPU rate. The benchmark files never enter training or the run's validation; this reads them
-only here.
+(the run's ``state/`` folder, ``results/generalist/state/`` for the plain run; one state per
+commit that changed its weights), measures the mean gap to the best-known values, and
+extrapolates the gap's log-linear trend in training instances to the target (default 15 %, the
+shipped generalist's target on the first six Tuzun-Burke 100-customer files; an earlier target
+was 10 %), in instances and in CPU hours at the run's own CPU rate. The benchmark files never
+enter training or the run's validation; this reads them only here.
 
 Writes ``generalist_public.md`` and ``generalist_public.csv`` (one row per state and file) into
 ``--out`` (default ``results/ood``).
