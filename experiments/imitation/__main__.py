@@ -99,8 +99,7 @@ def behind_arm(states: dict) -> str:
 
 def _intro() -> list[str]:
     """The report's title, recipe and commands, for the preset in use."""
-    first = next(iter(settings.PRESET_ARMS))
-    flag = settings.preset_flag()
+    flag = settings.preset_flag()  # empty for the default preset
     evaluation = (
         f"Every {settings.eval_every_cpu_hours():g} CPU hours of training, dihedral x8 "
         f"multistart greedy on the first {settings.EVAL_SIZE} instances of the paper's "
@@ -113,7 +112,7 @@ def _intro() -> list[str]:
         "none trained in float32)."
     )
     pomo = f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g})"
-    if settings.PRESET != first:
+    if flag:
         recipe = (
             f"The `pomo` arm starts from `{settings.START_NAME}` as shipped when it began "
             f"(`{settings.START_MODEL}`) and continues RL4CO's {pomo} on freshly drawn "
