@@ -376,18 +376,20 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     # clrp100's arm is named as clrp50's first arm: its local checkpoints live apart
     assert settings.WORK_DIR == settings.ROOT / "runs" / "imitation-work" / "clrp100"
     assert settings.LABELS_DIR == settings.ROOT / "datasets" / "labels" / "clrp100"
-    assert settings.preset_arms() == ("pomo", "pomo-gpu", "pomo-leader")
+    assert settings.preset_arms() == ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow")
     assert settings.shipped_name() == "drlhq_clrp100"
-    # clrp100's GPU arm and its leader-reward arm continue its pomo arm
-    assert settings.BRANCHES == {"pomo-gpu": "pomo", "pomo-leader": "pomo"}
+    # clrp100's GPU, leader-reward and slow arms continue its pomo arm
+    assert settings.BRANCHES == {"pomo-gpu": "pomo", "pomo-leader": "pomo", "pomo-slow": "pomo"}
+    # the slow arm goes on at a quarter of the pomo arm's rate, as clrp50's does
+    assert settings.pomo_lr("pomo-slow") == 2.5e-5 and settings.pomo_batch("pomo-slow") == 64
     # the leader arm differs from its control (the pomo arm) in the loss alone
     assert settings.pomo_lr("pomo-leader") == settings.pomo_lr("pomo") == 1e-4
     assert settings.pomo_batch("pomo-leader") == settings.pomo_batch("pomo") == 64
     assert settings.LEADER_WEIGHTS["pomo-leader"] == 4.0 and "pomo" not in settings.LEADER_WEIGHTS
     assert settings.eval_every_cpu_hours() == 0.5
     settings.check_arm("pomo")
-    with pytest.raises(ValueError, match="'pomo-slow' is not one of clrp100's arms"):
-        settings.check_arm("pomo-slow")
+    with pytest.raises(ValueError, match="'pomo16' is not one of clrp100's arms"):
+        settings.check_arm("pomo16")
     # the pinned start is the shipped clrp100 model's file
     assert settings.start_model_path(settings.START_MODEL) == str(
         settings.ROOT / settings.START_MODEL

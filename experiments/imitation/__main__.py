@@ -122,7 +122,8 @@ def _intro() -> list[str]:
             f"from it on one CPU thread at the same rate with the leader reward (the best start's "
             f"advantage times {settings.LEADER_WEIGHTS['pomo-leader']:g}, "
             "`clrp_rl4co.models.LeaderRewardPOMO`), the `pomo` arm going on beside it as its "
-            f"control. {evaluation}"
+            f"control; `pomo-slow` branches from it with Adam {settings.pomo_lr('pomo-slow'):g}. "
+            f"{evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""

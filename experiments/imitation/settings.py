@@ -31,9 +31,11 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
 - ``pomo-cpu-slow``: the ``leader`` arm's control: the same branch, thread and rate with POMO's
   own loss.
 
-clrp100 (:func:`use_preset`) has three arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
-``pomo-gpu`` (its branch on a GPU) and ``pomo-leader``, which branches from ``pomo`` and goes on
-at ``pomo``'s rate with the leader reward; ``pomo`` going on beside it is its control.
+clrp100 (:func:`use_preset`) has four arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
+at ``pomo``'s rate with the leader reward (``pomo`` going on beside it is its control), and
+``pomo-slow``, which branches from ``pomo`` at a quarter of its rate, as clrp50's did when that
+arm's curve flattened.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -140,10 +142,12 @@ REPORT_DIR = ROOT / "results" / "imitation" / PRESET
 WORK_DIR = ROOT / "runs" / "imitation-work"
 
 #: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
-PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo", "pomo-gpu", "pomo-leader")}
-#: Each preset's :data:`BRANCHES` (clrp100's ``pomo-gpu`` and ``pomo-leader`` branch from its
-#: ``pomo`` arm).
-PRESET_BRANCHES = {"clrp50": BRANCHES, "clrp100": {"pomo-gpu": "pomo", "pomo-leader": "pomo"}}
+PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow")}
+#: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm).
+PRESET_BRANCHES = {
+    "clrp50": BRANCHES,
+    "clrp100": {"pomo-gpu": "pomo", "pomo-leader": "pomo", "pomo-slow": "pomo"},
+}
 
 
 def use_preset(preset: str) -> None:
