@@ -63,7 +63,7 @@ def test_a_better_arm_ships_with_its_whole_training_in_the_json(folders, monkeyp
     assert meta["training_instances"] == 1000 + 640
     assert meta["training_instances_including_init"] == 1500 + 640
     assert meta["cpu_hours"] == 2.5 and meta["x8_curve"] == 27.5 and meta["seed"] == 3
-    assert meta["training"][-1] == "python -m experiments.imitation ship"
+    assert meta["training"][-1] == "python -m experiments.imitation ship --arm pomo --count 4"
     assert meta["continued_from"]["note"] == "the start"
     assert "class" not in meta["continued_from"]
     assert meta["heldout"]["mean"] == pytest.approx(9.0) and meta["heldout"]["replaced_mean"] == (
@@ -82,8 +82,10 @@ def test_the_written_commands_name_a_preset_other_than_the_default(monkeypatch):
     monkeypatch.setattr(settings, "PRESET", "clrp100")
     assert settings.preset_flag() == " --preset clrp100"
     state = ArmState(arm="pomo", instances=10, start_model="x")
-    meta = shipping.provenance(state, {"training_instances": 5}, heldout={})
-    assert meta["training"][-1] == "python -m experiments.imitation --preset clrp100 ship"
+    meta = shipping.provenance(state, {"training_instances": 5}, heldout={}, count=800)
+    assert meta["training"][-1] == (
+        "python -m experiments.imitation --preset clrp100 ship --arm pomo --count 800"
+    )
 
 
 def test_an_arm_that_is_not_better_ships_nothing(folders, monkeypatch):

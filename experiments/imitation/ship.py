@@ -72,9 +72,19 @@ def beats(candidate: list[float], shipped: list[float]) -> bool:
     return mean + half < 0
 
 
-def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> dict[str, Any]:
+def ship_command(arm: str, count: int) -> str:
+    """The command line of a ship of ``arm`` on ``count`` held-out instances, as ``ship.md`` and
+    the shipped JSON's ``training`` record it."""
+    return (
+        f"python -m experiments.imitation{settings.preset_flag()} ship --arm {arm} --count {count}"
+    )
+
+
+def provenance(
+    state, start_meta: dict[str, Any], heldout: dict[str, Any], count: int
+) -> dict[str, Any]:
     """The shipped JSON's fields (besides class and config) for ``state``'s arm, started from
-    the model whose JSON is ``start_meta``."""
+    the model whose JSON is ``start_meta`` and shipped on ``count`` held-out instances."""
     pomo_instances = state.instances - state.examples
     start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
     recipe = arm_recipe(state.arm, state.examples)
@@ -84,7 +94,7 @@ def provenance(state, start_meta: dict[str, Any], heldout: dict[str, Any]) -> di
         f"then {recipe}: the {state.arm} arm of experiments/imitation",
         "training": [
             *state.commands,
-            f"python -m experiments.imitation{settings.preset_flag()} ship",
+            ship_command(state.arm, count),
         ],
         "commits": state.commits,
         "hardware": "; ".join(state.hardware),
@@ -160,7 +170,7 @@ def ship(
         "arm ships when its paired difference's 95% t interval lies below 0.",
         "",
         "```bash",
-        f"python -m experiments.imitation{settings.preset_flag()} ship --arm {arm} --count {count}",
+        ship_command(arm, count),
         "```",
         "",
         f"- commit: {commit}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
@@ -184,6 +194,6 @@ def ship(
             "difference": row[2],
             "equal_below": EQUAL,
         }
-        extra = provenance(state, json.loads(start_json.read_text()), heldout)
+        extra = provenance(state, json.loads(start_json.read_text()), heldout, count)
         candidate.save_pretrained(shipped_path, extra=extra)
     return verdict
