@@ -100,6 +100,20 @@ def test_an_arm_that_is_not_better_ships_nothing(folders, monkeypatch):
         shipping.ship("imitation", 4, tmp_path / "report", pretrained, instances)
 
 
+def test_a_second_check_adds_to_the_record_and_keeps_the_first(folders, monkeypatch):
+    tmp_path, pretrained, _, instances = folders
+    _fake_costs(monkeypatch, [10.0, 10.0, 10.1, 10.0], [9.0, 9.1, 8.9, 9.0])
+    shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances)
+    _fake_costs(monkeypatch, [9.0, 9.1, 8.9, 9.0], [9.0, 9.2, 8.9, 9.1])
+    shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances)
+    text = (tmp_path / "report" / shipping.SHIP_MD).read_text()
+    assert text.startswith("# Arms against the shipped `drlhq_clrp50`\n")
+    sections = text.split("\n## ")[1:]
+    assert len(sections) == 2 and all(" UTC: the pomo arm at 2.50 CPU h" in s for s in sections)
+    assert "shipped as drlhq_clrp50" in sections[0] and "| 10.0250 |" in sections[0]
+    assert "nothing shipped" in sections[1] and "| 9.0000 |" in sections[1]
+
+
 def test_an_arm_that_records_the_start_by_its_shipped_name_continues_the_pinned_start(
     folders, monkeypatch
 ):

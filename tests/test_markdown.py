@@ -2,7 +2,7 @@
 
 import pytest
 
-from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import append_entry, markdown_table
 
 
 def test_a_table_is_header_rule_and_rows():
@@ -64,3 +64,22 @@ def test_cells_are_written_with_str():
     """Cells are ``str`` of any object; ``None`` is empty, ``0`` and ``""`` are themselves."""
     text = markdown_table(["a", "b", "c", "d"], [[0, "", 1.5, None]], align="llll")
     assert text.splitlines()[2] == "| 0 |  | 1.5 |  |"
+
+
+def test_a_log_keeps_every_entry_oldest_first(tmp_path):
+    log = tmp_path / "checks.md"
+    append_entry(log, "Checks", "One section per check.", ["## first", "", "- verdict: no"])
+    append_entry(log, "Ignored", "Ignored too.", ["## second", "- verdict: yes", ""])
+    assert log.read_text() == (
+        "# Checks\n\nOne section per check.\n\n## first\n\n- verdict: no\n\n"
+        "## second\n- verdict: yes\n"
+    )
+
+
+def test_a_log_entry_must_be_a_section(tmp_path):
+    log = tmp_path / "checks.md"
+    for entry, shown in ([], "None"), (["# a title"], "'# a title'"), (["text"], "'text'"):
+        with pytest.raises(ValueError) as info:
+            append_entry(log, "Checks", "", entry)
+        assert str(info.value) == f"entry: must begin with a '## ' heading, got {shown}"
+    assert not log.exists()

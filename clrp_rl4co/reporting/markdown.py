@@ -1,4 +1,5 @@
-"""Markdown tables: the one writer of every table the package and its tools print or save.
+"""Markdown tables and logs: the one writer of every table the package and its tools print or
+save (:func:`markdown_table`), and of the reports that keep every check (:func:`append_entry`).
 
 >>> print(markdown_table(["method", "cost"], [["PyVRP", "8.55"]], align="lr"))
 | method | cost |
@@ -9,6 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 #: Separator cell of each alignment: left, right, centre, none.
 _RULES = {"l": ":---", "r": "---:", "c": ":---:", "-": "---"}
@@ -58,3 +60,31 @@ def _line(cells: Sequence[object], where: str) -> str:
             raise ValueError(f"{where}: a cell holds a line break: {text!r}")
         texts.append(text.replace("|", "\\|"))
     return "| " + " | ".join(texts) + " |"
+
+
+def append_entry(path: Path, title: str, intro: str, entry: Sequence[str]) -> None:
+    """Add ``entry`` at the end of the Markdown log ``path``; earlier entries stay as written.
+
+    A log is ``# title``, ``intro`` and one ``## `` section per entry, oldest first: a check
+    that is run again (a ship check on newer weights, say) adds to the record instead of
+    replacing the result before it. The first entry creates the file.
+
+    Args:
+        path: the log file.
+        title: the log's title (used only when the file is created).
+        intro: the paragraph under the title (used only when the file is created).
+        entry: the entry's lines, the first a ``## `` heading.
+
+    Raises:
+        ValueError: ``entry`` does not begin with a ``## `` heading (naming its first line).
+    """
+    if not entry or not entry[0].startswith("## "):
+        first = entry[0] if entry else None
+        raise ValueError(f"entry: must begin with a '## ' heading, got {first!r}")
+    body = "\n".join(entry).rstrip("\n") + "\n"
+    path = Path(path)
+    if path.is_file():
+        before = path.read_text().rstrip("\n")
+        path.write_text(before + "\n\n" + body)
+    else:
+        path.write_text(f"# {title}\n\n{intro}\n\n" + body)

@@ -4,7 +4,7 @@ Both models are validated in the same call on the same sets (:func:`.validation.
 run's weights ship when their mean gap to PyVRP over the OOD families is lower. The paper's own
 clrp50 test set (first ``paper_instances``) is decoded too, x8, next to the paper-faithful
 ``drlhq_clrp50``: a generalist must stay within 5 % of it there. The comparison is written to
-``results/generalist/ship.md`` either way.
+``results/generalist/ship.md`` either way, one section per check added to those before it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.models import decode_batch, load_policy
 from clrp_rl4co.policies import build_policy
 from clrp_rl4co.pretrained import PRETRAINED_DIR
-from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import append_entry, markdown_table
 from clrp_rl4co.reporting.provenance import commit_line
 
 from ..training.state import load_committed
@@ -86,19 +86,20 @@ def ship(paper_instances: int = 200) -> str:
         + f" {shipped_name} on the mean family gap"
         + (f": shipped as {NAME}" if better else ": nothing shipped")
     )
-    text = [
-        "# The generalist against the shipped generalist",
+    entry = [
+        f"## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: the run at {state.cpu_hours:.2f} CPU h",
         "",
         "- command: `python -m experiments.generalist ship`",
-        f"- commit: {commit_line()}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- commit: {commit_line()}",
         f"- {PAPER_MODEL} x8 on the paper's {PAPER_PRESET} set (first {paper_instances}): "
         f"{paper_means[PAPER_MODEL]:.4f}",
         f"- verdict: {verdict}",
         "",
         markdown_table(header, rows),
-        "",
     ]
-    (settings.REPORT_DIR / "ship.md").write_text("\n".join(text))
+    intro = "Each check of the generalist's run against the shipped one, oldest first."
+    title = "The generalist against the shipped generalist"
+    append_entry(settings.REPORT_DIR / "ship.md", title, intro, entry)
     if better:
         candidate.save_pretrained(PRETRAINED_DIR / NAME, extra=_provenance(state, records))
     return verdict

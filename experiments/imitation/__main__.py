@@ -202,8 +202,9 @@ def write_report(report_dir: Path | None = None) -> Path:
     if (report_dir / SHIP_MD).is_file():
         text += [
             "",
-            f"An arm against the shipped model on those instances, and what shipped: "
-            f"[{SHIP_MD}]({SHIP_MD}) (`python -m experiments.imitation ship`).",
+            "Every check of an arm against the shipped model on those instances, and what "
+            f"shipped: [{SHIP_MD}]({SHIP_MD}) "
+            f"(`python -m experiments.imitation{settings.preset_flag()} ship`).",
         ]
     path = report_dir / REPORT
     path.parent.mkdir(parents=True, exist_ok=True)

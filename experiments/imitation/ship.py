@@ -5,7 +5,8 @@
 The arm's committed weights and the shipped ``drlhq_<preset>`` are decoded (dihedral x8
 multistart greedy) on the held-out instances of :func:`.heldout.heldout_instances`, which no
 evaluation of the curve has seen; the arm ships when the paired difference's 95% t interval
-lies below 0. ``ship.md`` beside the arms' report records the comparison either way.
+lies below 0. ``ship.md`` beside the arms' report records the comparison either way, one
+section per check added to those before it.
 
 The new JSON names the recipe and keeps the arm's start's provenance under ``continued_from``
 (its GPU fine-tune: command, steps, validation), so that the whole training of the shipped
@@ -23,7 +24,7 @@ from typing import Any
 from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.shipping import PAPER_TRAINING_INSTANCES
 from clrp_rl4co.pretrained import PRETRAINED_DIR, pretrained_files
-from clrp_rl4co.reporting.markdown import markdown_table
+from clrp_rl4co.reporting.markdown import append_entry, markdown_table
 from clrp_rl4co.reporting.provenance import commit_line
 
 from . import settings
@@ -162,27 +163,28 @@ def ship(
         + f" the shipped {shipped_name} on {count} held-out instances"
         + (f": shipped as {shipped_name}" if better else ": nothing shipped")
     )
-    text = [
-        f"# An arm against the shipped `{shipped_name}`",
-        "",
-        f"Dihedral x8 multistart greedy on {count} held-out instances of the paper's "
-        f"{settings.PRESET} test set (those after the curve's first {settings.EVAL_SIZE}); the "
-        "arm ships when its paired difference's 95% t interval lies below 0.",
+    entry = [
+        f"## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: the {arm} arm at {hours_label(state)}",
         "",
         "```bash",
         ship_command(arm, count),
         "```",
         "",
-        f"- commit: {commit}; date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- commit: {commit}",
         f"- verdict: {verdict}",
         "",
         markdown_table(
             ["weights", "mean x8", "minus the shipped", "95% interval", "lower / equal / higher"],
             [[f"`{shipped_name}` (shipped before)", f"{shipped_mean:.4f}", "", "", ""], row],
         ),
-        "",
     ]
-    (Path(report_dir) / SHIP_MD).write_text("\n".join(text))
+    intro = (
+        f"Dihedral x8 multistart greedy on held-out instances of the paper's {settings.PRESET} "
+        f"test set (those after the curve's first {settings.EVAL_SIZE}); an arm ships when its "
+        "paired difference's 95% t interval lies below 0. One section per check, oldest first."
+    )
+    title = f"Arms against the shipped `{shipped_name}`"
+    append_entry(Path(report_dir) / SHIP_MD, title, intro, entry)
     if better:
         _, start_json = pretrained_files(start)
         heldout = {
