@@ -83,3 +83,13 @@ def test_a_log_entry_must_be_a_section(tmp_path):
             append_entry(log, "Checks", "", entry)
         assert str(info.value) == f"entry: must begin with a '## ' heading, got {shown}"
     assert not log.exists()
+
+
+def test_a_log_keeps_each_entry_as_written_but_its_trailing_blank_lines(tmp_path):
+    """Only blank lines are trimmed between entries: a Markdown line break (two trailing spaces)
+    and every other character stay."""
+    log = tmp_path / "checks.md"
+    append_entry(log, "T", "I", ["## a", "a line break  ", "", ""])
+    append_entry(log, "T", "I", ["## b", "ends in X"])
+    append_entry(log, "T", "I", ["## c", "XX"])
+    assert log.read_text() == ("# T\n\nI\n\n## a\na line break  \n\n## b\nends in X\n\n## c\nXX\n")
