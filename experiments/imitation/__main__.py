@@ -12,8 +12,10 @@ The verbs work on one preset's arms (default clrp50; clrp100 has ``pomo`` and, o
   imitation pass per recipe from the same start, x8 after it (:mod:`.recipes`).
 * ``heldout --count K``: the start model and each arm's committed weights on the K instances
   after the curve's, paired (:mod:`.heldout`).
-* ``ship --arm ARM --count K``: the arm's weights ship as ``drlhq_<preset>`` when they beat the
-  shipped model on those instances (:mod:`.ship`).
+* ``average --arm ARM --revisions REV ...``: the mean of the arm's committed weights at those
+  commits, evaluated like a point of the curve (:mod:`.average`).
+* ``ship --arm ARM --count K [--average]``: the arm's weights (or that mean) ship as
+  ``drlhq_<preset>`` when they beat the shipped model on those instances (:mod:`.ship`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     ship = verbs.add_parser("ship", help="ship an arm's weights when they beat the shipped model")
     ship.add_argument("--arm", required=True, choices=settings.all_arms())
     ship.add_argument("--count", type=int, default=800, help="held-out instances (default: 800)")
+    ship.add_argument("--average", action="store_true", help="ship the arm's written average")
+    average = verbs.add_parser("average", help="the mean of an arm's weights at some commits")
+    average.add_argument("--arm", required=True, choices=settings.all_arms())
+    average.add_argument(
+        "--revisions", nargs="+", required=True, help="the arm's commits, oldest first"
+    )
     return parser
 
 
@@ -283,9 +291,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         torch.set_num_threads(1)
         try:
-            print(ship(args.arm, args.count))
+            print(ship(args.arm, args.count, average=args.average))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
+    elif args.verb == "average":
+        import torch
+
+        from .average import average
+
+        torch.set_num_threads(1)
+        try:
+            sources = average(args.arm, args.revisions)
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
+        hours = ", ".join(f"{h:.2f}" for h in sources["cpu_hours"])
+        print(f"{args.arm}: the mean of its weights at {hours} CPU h: x8 {sources['x8']:.4f}")
     else:
         print(write_report())
     return 0

@@ -2,7 +2,8 @@
 
     python -m experiments.imitation ship --arm pomo --count 800
 
-The arm's committed weights and the shipped ``drlhq_<preset>`` are decoded (dihedral x8
+The arm's committed weights (with ``--average``, the mean of its weights at several commits
+that :mod:`.average` wrote) and the shipped ``drlhq_<preset>`` are decoded (dihedral x8
 multistart greedy) on the held-out instances of :func:`.heldout.heldout_instances`, which no
 evaluation of the curve has seen; the arm ships when the paired difference's 95% t interval
 lies below 0. ``ship.md`` beside the arms' report records the comparison either way, one
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,29 +75,37 @@ def beats(candidate: list[float], shipped: list[float]) -> bool:
     return mean + half < 0
 
 
-def ship_command(arm: str, count: int) -> str:
-    """The command line of a ship of ``arm`` on ``count`` held-out instances, as ``ship.md`` and
-    the shipped JSON's ``training`` record it."""
+def ship_command(arm: str, count: int, average: bool = False) -> str:
+    """The command line of a ship of ``arm`` (its average with ``average``) on ``count``
+    held-out instances, as ``ship.md`` and the shipped JSON's ``training`` record it."""
     return (
         f"python -m experiments.imitation{settings.preset_flag()} ship --arm {arm} --count {count}"
+        + (" --average" if average else "")
     )
 
 
 def provenance(
-    state, start_meta: dict[str, Any], heldout: dict[str, Any], count: int
+    state,
+    start_meta: dict[str, Any],
+    heldout: dict[str, Any],
+    count: int,
+    average_of: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     """The shipped JSON's fields (besides class and config) for ``state``'s arm, started from
-    the model whose JSON is ``start_meta`` and shipped on ``count`` held-out instances."""
+    the model whose JSON is ``start_meta`` and shipped on ``count`` held-out instances;
+    ``average_of``: the arm's CPU hours whose weights' mean ships (:mod:`.average`)."""
     pomo_instances = state.instances - state.examples
     start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
     recipe = arm_recipe(state.arm, state.examples)
+    if average_of:
+        recipe += f", then the mean of its weights at {_hours_list(average_of)} CPU h"
     return {
         "preset": settings.PRESET,
         "recipe": f"{settings.START_NAME} as shipped when the arms began (continued_from), "
         f"then {recipe}: the {state.arm} arm of experiments/imitation",
         "training": [
             *state.commands,
-            ship_command(state.arm, count),
+            ship_command(state.arm, count, average=bool(average_of)),
         ],
         "commits": state.commits,
         "hardware": "; ".join(state.hardware),
@@ -116,21 +126,29 @@ def provenance(
     }
 
 
+def _hours_list(hours: Sequence[float]) -> str:
+    return ", ".join(f"{h:.2f}" for h in hours)
+
+
 def ship(
     arm: str,
     count: int,
     report_dir: Path | None = None,
     pretrained_dir: Path = PRETRAINED_DIR,
     instances=None,
+    average: bool = False,
 ) -> str:
-    """Compare ``arm``'s committed weights with the shipped ``drlhq_<preset>`` on ``count``
-    held-out instances (``instances`` in their place, for tests), write ``ship.md``, ship when
-    better; returns a one-line verdict.
+    """Compare ``arm``'s committed weights (with ``average``, the mean that
+    :func:`.average.average` wrote) with the shipped ``drlhq_<preset>`` on ``count`` held-out
+    instances (``instances`` in their place, for tests), write ``ship.md``, ship when better;
+    returns a one-line verdict.
 
     Raises:
-        ValueError: an unknown arm, or an arm without a committed state (naming its folder).
+        ValueError: an unknown arm, or an arm without a committed state or average (naming its
+            folder).
     """
-    from .state import arm_policy, committed_arm, hours_label
+    from .average import AVERAGE_DIR, committed_average
+    from .state import arm_policy, arm_start, committed_arm, hours_label
 
     settings.check_arm(arm)
     commit = commit_line()  # the code this call runs, whatever the checkout moves to meanwhile
@@ -139,35 +157,44 @@ def ship(
                          "shipped model")  # fmt: skip
     report_dir = report_dir or settings.REPORT_DIR
     shipped_name = settings.shipped_name()
-    loaded = committed_arm(report_dir, arm)
-    if loaded is None:
-        raise ValueError(f"arm: {arm!r} has no committed state in {Path(report_dir) / arm}")
-    state, weights = loaded
+    average_of, label = None, f"{arm} arm"
+    if average:
+        loaded = committed_average(report_dir, arm)
+        if loaded is None:
+            folder = Path(report_dir) / arm / AVERAGE_DIR
+            raise ValueError(f"arm: {arm!r} has no average in {folder}")
+        state, weights, sources = loaded
+        average_of = sources["cpu_hours"]
+        label = f"{arm} arm's mean of {len(average_of)} weights"
+    else:
+        loaded = committed_arm(report_dir, arm)
+        if loaded is None:
+            raise ValueError(f"arm: {arm!r} has no committed state in {Path(report_dir) / arm}")
+        state, weights = loaded
     if instances is None:
         instances = heldout_instances(count)
     count = instances.batch_size[0]
     shipped_path = Path(pretrained_dir) / shipped_name
     shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
-    # the arms begun before the start was pinned record its shipped name, which a ship replaces
-    pinned = state.start_model in ("", settings.START_NAME)
-    start = settings.start_model_path(settings.START_MODEL if pinned else state.start_model)
+    start = arm_start(state)
     candidate = arm_policy(weights, start)
     arm_costs = per_instance_x8(candidate, instances)
     better = beats(arm_costs, shipped_costs)
-    row = paired_row(f"{arm} arm", arm_costs, shipped_costs)
+    row = paired_row(label, arm_costs, shipped_costs)
     shipped_mean = sum(shipped_costs) / count
     verdict = (
-        f"{arm} arm ({hours_label(state)}, "
+        f"{label} ({hours_label(state)}, "
         f"{state.instances - state.examples:,} POMO instances) "
         + ("beats" if better else "does not beat")
         + f" the shipped {shipped_name} on {count} held-out instances"
         + (f": shipped as {shipped_name}" if better else ": nothing shipped")
     )
     entry = [
-        f"## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: the {arm} arm at {hours_label(state)}",
+        f"## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: the {arm} arm at {hours_label(state)}"
+        + (f" (the mean of its weights at {_hours_list(average_of)} CPU h)" if average_of else ""),
         "",
         "```bash",
-        ship_command(arm, count),
+        ship_command(arm, count, average),
         "```",
         "",
         f"- commit: {commit}",
@@ -196,6 +223,6 @@ def ship(
             "difference": row[2],
             "equal_below": EQUAL,
         }
-        extra = provenance(state, json.loads(start_json.read_text()), heldout, count)
+        extra = provenance(state, json.loads(start_json.read_text()), heldout, count, average_of)
         candidate.save_pretrained(shipped_path, extra=extra)
     return verdict

@@ -73,6 +73,16 @@ def start_policy(arm: str, start_model: str, seed: int = 0) -> torch.nn.Module:
     return load_policy(settings.start_model_path(start_model))
 
 
+def arm_start(state: ArmState) -> str:
+    """The model ``state``'s arm continued from, as :func:`clrp_rl4co.models.load_policy` takes
+    it: :data:`.settings.START_MODEL` for the arms begun before the start was pinned (they
+    record the shipped name, which a ship replaces), else the recorded start."""
+    from . import settings
+
+    pinned = state.start_model in ("", settings.START_NAME)
+    return settings.start_model_path(settings.START_MODEL if pinned else state.start_model)
+
+
 def arm_policy(
     weights: dict[str, torch.Tensor], start_model: str, arm: str | None = None
 ) -> torch.nn.Module:
