@@ -125,7 +125,7 @@ def average(
     x8_of_each = [(s.last_validation or {}).get("x8") for s, _ in loaded]
     state = loaded[-1][0]
     weights = mean_weights([w for _, w in loaded])
-    policy = arm_policy(weights, arm_start(state))
+    policy = arm_policy(weights, arm_start(state), arm)
     x8 = (evaluate_fn or evaluate_paper_set)(policy)
     command = average_command(arm, revisions)
     state.commands.append(command)
