@@ -97,6 +97,13 @@ def test_the_average_is_the_mean_of_the_weights_the_commits_hold(history):
     )
     written = json.loads((tmp_path / "report" / "pomo" / "average" / "sources.json").read_text())
     assert written == sources
+    with pytest.raises(ValueError, match="holds an average already"):
+        averaging.average("pomo", commits[:2], tmp_path / "report", evaluate)
+    assert json.loads((tmp_path / "report" / "pomo" / "average" / "sources.json").read_text()) == (
+        sources
+    )  # the refused call wrote nothing
+    replaced = averaging.average("pomo", commits[:2], tmp_path / "report", evaluate, replace=True)
+    assert replaced["revisions"] == commits[:2]
     # the arm's own state stays the newest commit's
     own = load_committed(tmp_path / "report" / "pomo", ArmState)[1]
     assert all(torch.equal(own[key], value) for key, value in weights[2].items())

@@ -80,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     average.add_argument(
         "--revisions", nargs="+", required=True, help="the arm's commits, oldest first"
     )
+    average.add_argument("--replace", action="store_true", help="replace a written average")
     return parser
 
 
@@ -301,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         torch.set_num_threads(1)
         try:
-            sources = average(args.arm, args.revisions)
+            sources = average(args.arm, args.revisions, replace=args.replace)
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
         hours = ", ".join(f"{h:.2f}" for h in sources["cpu_hours"])

@@ -101,13 +101,16 @@ def average(
     revisions: Sequence[str],
     report_dir: Path | None = None,
     evaluate_fn: Callable[[torch.nn.Module], float] | None = None,
+    replace: bool = False,
 ) -> dict[str, Any]:
     """Average ``arm``'s committed weights at ``revisions`` (oldest first), evaluate and write
-    the mean to ``<report_dir>/<arm>/average/``; returns what ``sources.json`` holds.
+    the mean to ``<report_dir>/<arm>/average/`` (an average already there only with
+    ``replace``); returns what ``sources.json`` holds.
 
     Raises:
         ValueError: an unknown arm, fewer than two revisions, a revision repeated or without
-            the arm's state, or revisions not in the order of the arm's hours.
+            the arm's state, revisions not in the order of the arm's hours, or an average
+            already written (without ``replace``).
     """
     from .loop import evaluate_paper_set
 
@@ -115,6 +118,9 @@ def average(
     if len(revisions) < 2 or len(set(revisions)) != len(revisions):
         raise ValueError(f"revisions: need two or more distinct commits, got {list(revisions)}")
     state_dir = Path(report_dir or settings.REPORT_DIR) / arm
+    out = state_dir / AVERAGE_DIR
+    if out.exists() and not replace:
+        raise ValueError(f"{out}: holds an average already (replace it with --replace)")
     loaded = [revision_state(state_dir, revision) for revision in revisions]
     hours = [state.charged_cpu_hours for state, _ in loaded]
     if any(later <= earlier for earlier, later in zip(hours, hours[1:])):
@@ -130,7 +136,6 @@ def average(
     command = average_command(arm, revisions)
     state.commands.append(command)
     state.last_validation = {"instances": state.instances, "x8": x8}
-    out = state_dir / AVERAGE_DIR
     save_committed(state, weights, out)
     sources = {
         "command": command,
