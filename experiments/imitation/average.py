@@ -11,8 +11,9 @@ entry (in float64), and the mean is evaluated like a point of the curve (x8 on t
 :data:`.settings.EVAL_SIZE` instances of the paper's set). It is written as
 ``<arm>/average/``: ``weights.pt``, the newest revision's ``state.json`` (its hours and
 instances: averaging trains nothing) with this command added to its commands, and
-``sources.json`` (the revisions, their CPU hours and the x8). ``ship --arm ARM --average``
-compares it with the shipped model on the held-out instances.
+``sources.json`` (the revisions, their CPU hours and the x8); an average written before is
+replaced only with ``--replace``. ``ship --arm ARM --average`` compares it with the shipped
+model on the held-out instances.
 """
 
 from __future__ import annotations
