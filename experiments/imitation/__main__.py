@@ -298,14 +298,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.verb == "average":
         import torch
 
-        from .average import average
+        from .average import average, hours_list
 
         torch.set_num_threads(1)
         try:
             sources = average(args.arm, args.revisions, replace=args.replace)
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-        hours = ", ".join(f"{h:.2f}" for h in sources["cpu_hours"])
+        hours = hours_list(sources["cpu_hours"])
         print(f"{args.arm}: the mean of its weights at {hours} CPU h: x8 {sources['x8']:.4f}")
     else:
         print(write_report())

@@ -64,6 +64,11 @@ def mean_weights(weights: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.
     return mean
 
 
+def hours_list(hours: Sequence[float]) -> str:
+    """``5.42, 6.42, 7.93``: the CPU hours an average is taken at, as reports write them."""
+    return ", ".join(f"{h:.2f}" for h in hours)
+
+
 def _show(state_dir: Path, revision: str, name: str) -> bytes:
     done = subprocess.run(
         ["git", "show", f"{revision}:./{name}"], cwd=state_dir, capture_output=True, timeout=60

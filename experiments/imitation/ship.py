@@ -30,6 +30,7 @@ from clrp_rl4co.reporting.markdown import append_entry, markdown_table
 from clrp_rl4co.reporting.provenance import commit_line
 
 from . import settings
+from .average import AVERAGE_DIR, committed_average, hours_list
 from .heldout import EQUAL, heldout_instances, paired_row, per_instance_x8
 
 SHIP_MD = "ship.md"
@@ -98,7 +99,7 @@ def provenance(
     start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
     recipe = arm_recipe(state.arm, state.examples)
     if average_of:
-        recipe += f", then the mean of its weights at {_hours_list(average_of)} CPU h"
+        recipe += f", then the mean of its weights at {hours_list(average_of)} CPU h"
     return {
         "preset": settings.PRESET,
         "recipe": f"{settings.START_NAME} as shipped when the arms began (continued_from), "
@@ -126,10 +127,6 @@ def provenance(
     }
 
 
-def _hours_list(hours: Sequence[float]) -> str:
-    return ", ".join(f"{h:.2f}" for h in hours)
-
-
 def ship(
     arm: str,
     count: int,
@@ -147,7 +144,6 @@ def ship(
         ValueError: an unknown arm, or an arm without a committed state or average (naming its
             folder).
     """
-    from .average import AVERAGE_DIR, committed_average
     from .state import arm_policy, arm_start, committed_arm, hours_label
 
     settings.check_arm(arm)
@@ -191,7 +187,7 @@ def ship(
     )
     entry = [
         f"## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: the {arm} arm at {hours_label(state)}"
-        + (f" (the mean of its weights at {_hours_list(average_of)} CPU h)" if average_of else ""),
+        + (f" (the mean of its weights at {hours_list(average_of)} CPU h)" if average_of else ""),
         "",
         "```bash",
         ship_command(arm, count, average),
