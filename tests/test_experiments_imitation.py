@@ -376,12 +376,25 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     # clrp100's arm is named as clrp50's first arm: its local checkpoints live apart
     assert settings.WORK_DIR == settings.ROOT / "runs" / "imitation-work" / "clrp100"
     assert settings.LABELS_DIR == settings.ROOT / "datasets" / "labels" / "clrp100"
-    assert settings.preset_arms() == ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow")
+    assert settings.preset_arms() == (
+        "pomo",
+        "pomo-gpu",
+        "pomo-leader",
+        "pomo-slow",
+        "pomo-slower",
+    )
     assert settings.shipped_name() == "drlhq_clrp100"
-    # clrp100's GPU, leader-reward and slow arms continue its pomo arm
-    assert settings.BRANCHES == {"pomo-gpu": "pomo", "pomo-leader": "pomo", "pomo-slow": "pomo"}
-    # the slow arm goes on at a quarter of the pomo arm's rate, as clrp50's does
+    # clrp100's GPU, leader-reward and slow arms continue its pomo arm, the slower one the slow
+    assert settings.BRANCHES == {
+        "pomo-gpu": "pomo",
+        "pomo-leader": "pomo",
+        "pomo-slow": "pomo",
+        "pomo-slower": "pomo-slow",
+    }
+    # the slow arm goes on at a quarter of the pomo arm's rate, the slower at a quarter of that
     assert settings.pomo_lr("pomo-slow") == 2.5e-5 and settings.pomo_batch("pomo-slow") == 64
+    assert settings.pomo_lr("pomo-slower") == 6.25e-6
+    assert settings.pomo_batch("pomo-slower") == 64
     # the leader arm differs from its control (the pomo arm) in the loss alone
     assert settings.pomo_lr("pomo-leader") == settings.pomo_lr("pomo") == 1e-4
     assert settings.pomo_batch("pomo-leader") == settings.pomo_batch("pomo") == 64

@@ -131,7 +131,8 @@ def _intro() -> list[str]:
             f"from it on one CPU thread at the same rate with the leader reward (the best start's "
             f"advantage times {settings.LEADER_WEIGHTS['pomo-leader']:g}, "
             "`clrp_rl4co.models.LeaderRewardPOMO`), the `pomo` arm going on beside it as its "
-            f"control; `pomo-slow` branches from it with Adam {settings.pomo_lr('pomo-slow'):g}. "
+            f"control; `pomo-slow` branches from it with Adam {settings.pomo_lr('pomo-slow'):g}, "
+            f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}. "
             f"{evaluation}"
         )
     else:

@@ -31,11 +31,13 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
 - ``pomo-cpu-slow``: the ``leader`` arm's control: the same branch, thread and rate with POMO's
   own loss.
 
-clrp100 (:func:`use_preset`) has four arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+clrp100 (:func:`use_preset`) has five arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
 at ``pomo``'s rate with the leader reward (``pomo`` going on beside it is its control), and
 ``pomo-slow``, which branches from ``pomo`` at a quarter of its rate, as clrp50's did when that
-arm's curve flattened.
+arm's curve flattened, and ``pomo-slower``, which branches from ``pomo-slow`` at a quarter of
+its rate again: whether a lower rate stills the swings between ``pomo-slow``'s weights (on the
+held-out instances its 8.93 and 9.37 CPU h weights lost to its 7.43 h weights by 0.08-0.09).
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -142,11 +144,20 @@ REPORT_DIR = ROOT / "results" / "imitation" / PRESET
 WORK_DIR = ROOT / "runs" / "imitation-work"
 
 #: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
-PRESET_ARMS = {"clrp50": ARMS, "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow")}
-#: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm).
+PRESET_ARMS = {
+    "clrp50": ARMS,
+    "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow", "pomo-slower"),
+}
+#: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm, its
+#: ``pomo-slower`` from ``pomo-slow``, as clrp50's).
 PRESET_BRANCHES = {
     "clrp50": BRANCHES,
-    "clrp100": {"pomo-gpu": "pomo", "pomo-leader": "pomo", "pomo-slow": "pomo"},
+    "clrp100": {
+        "pomo-gpu": "pomo",
+        "pomo-leader": "pomo",
+        "pomo-slow": "pomo",
+        "pomo-slower": "pomo-slow",
+    },
 }
 
 
