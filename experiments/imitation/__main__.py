@@ -132,8 +132,10 @@ def _intro() -> list[str]:
             f"advantage times {settings.LEADER_WEIGHTS['pomo-leader']:g}, "
             "`clrp_rl4co.models.LeaderRewardPOMO`), the `pomo` arm going on beside it as its "
             f"control; `pomo-slow` branches from it with Adam {settings.pomo_lr('pomo-slow'):g}, "
-            f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}. "
-            f"{evaluation}"
+            f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}, and "
+            f"`leader` from `pomo-slow`'s at its rate ({settings.pomo_lr('leader'):g}) with the "
+            f"leader reward (times {settings.LEADER_WEIGHTS['leader']:g}), the `pomo-slow` arm "
+            f"going on beside it as its control. {evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""

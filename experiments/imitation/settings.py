@@ -31,13 +31,16 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
 - ``pomo-cpu-slow``: the ``leader`` arm's control: the same branch, thread and rate with POMO's
   own loss.
 
-clrp100 (:func:`use_preset`) has five arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+clrp100 (:func:`use_preset`) has six arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
 at ``pomo``'s rate with the leader reward (``pomo`` going on beside it is its control), and
 ``pomo-slow``, which branches from ``pomo`` at a quarter of its rate, as clrp50's did when that
 arm's curve flattened, and ``pomo-slower``, which branches from ``pomo-slow`` at a quarter of
 its rate again: whether a lower rate stills the swings between ``pomo-slow``'s weights (on the
-held-out instances its 8.93 and 9.37 CPU h weights lost to its 7.43 h weights by 0.08-0.09).
+held-out instances its 8.93 and 9.37 CPU h weights lost to its 7.43 h weights by 0.08-0.09),
+and ``leader``, which branches from ``pomo-slow`` at its rate with the leader reward, as clrp50's
+``leader`` did from its slow line (there it stayed below its control at all six evaluations),
+``pomo-slow`` going on beside it as its control.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -99,8 +102,9 @@ POMO_LRS = {
 #: ``leader_weight``; the others: POMO's loss).
 LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
-#: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`).
-CONTROLS = {"leader": "pomo-cpu-slow", "pomo-leader": "pomo"}
+#: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
+#: the preset in use's entry of :data:`PRESET_CONTROLS`.
+CONTROLS = {"leader": "pomo-cpu-slow"}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
@@ -146,7 +150,7 @@ WORK_DIR = ROOT / "runs" / "imitation-work"
 #: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
 PRESET_ARMS = {
     "clrp50": ARMS,
-    "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow", "pomo-slower"),
+    "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow", "pomo-slower", "leader"),
 }
 #: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm, its
 #: ``pomo-slower`` from ``pomo-slow``, as clrp50's).
@@ -157,21 +161,28 @@ PRESET_BRANCHES = {
         "pomo-leader": "pomo",
         "pomo-slow": "pomo",
         "pomo-slower": "pomo-slow",
+        "leader": "pomo-slow",
     },
+}
+#: Each preset's :data:`CONTROLS` (clrp100's ``leader`` is ``pomo-slow`` going on from the
+#: branch point, as clrp50's ``pomo-cpu-slow`` is for clrp50's).
+PRESET_CONTROLS = {
+    "clrp50": CONTROLS,
+    "clrp100": {"pomo-leader": "pomo", "leader": "pomo-slow"},
 }
 
 
 def use_preset(preset: str) -> None:
     """Point this module's preset constants (:data:`PRESET`, :data:`START_NAME`,
     :data:`START_MODEL`, :data:`LABELS_DIR`, :data:`REPORT_DIR`, :data:`WORK_DIR`,
-    :data:`BRANCHES`) at ``preset``: its start pinned under
+    :data:`BRANCHES`, :data:`CONTROLS`) at ``preset``: its start pinned under
     ``results/imitation/<preset>/start/``, its local checkpoints under
     ``runs/imitation-work/<preset>/`` (clrp50's stay where they were).
 
     Raises:
         ValueError: naming the preset and the choices.
     """
-    global PRESET, START_NAME, START_MODEL, LABELS_DIR, REPORT_DIR, WORK_DIR, BRANCHES
+    global PRESET, START_NAME, START_MODEL, LABELS_DIR, REPORT_DIR, WORK_DIR, BRANCHES, CONTROLS
     if preset not in PRESET_ARMS:
         raise ValueError(f"preset: {preset!r} is not one of {tuple(PRESET_ARMS)}")
     PRESET = preset
@@ -182,6 +193,7 @@ def use_preset(preset: str) -> None:
     first = next(iter(PRESET_ARMS))
     WORK_DIR = ROOT / "runs" / "imitation-work" / ("" if preset == first else preset)
     BRANCHES = PRESET_BRANCHES[preset]
+    CONTROLS = PRESET_CONTROLS[preset]
 
 
 def preset_flag() -> str:
