@@ -153,7 +153,7 @@ PRESET_ARMS = {
     "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow", "pomo-slower", "leader"),
 }
 #: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm, its
-#: ``pomo-slower`` from ``pomo-slow``, as clrp50's).
+#: ``pomo-slower`` and ``leader`` from ``pomo-slow``, as clrp50's do from their slow lines).
 PRESET_BRANCHES = {
     "clrp50": BRANCHES,
     "clrp100": {
