@@ -416,7 +416,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     )
     settings.use_preset("clrp50")
     # back at clrp50, its leader arm's control is its own
-    assert settings.CONTROLS == {"leader": "pomo-cpu-slow"}
+    assert settings.CONTROLS == {"leader": "pomo-cpu-slow", "leader8": "leader"}
     assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
     assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25
     assert settings.shipped_name() == "drlhq_clrp50"

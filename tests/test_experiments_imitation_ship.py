@@ -157,4 +157,8 @@ def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
         "then from the pomo-gpu-slow arm's committed state POMO on one CPU thread (batch 64, "
         "Adam 2.5e-05)"
     )
+    assert shipping.arm_recipe("leader8").endswith(  # leader's branch at twice its weight
+        "leader reward weight 4), then from the leader arm's committed state POMO on one CPU "
+        "thread (batch 64, Adam 2.5e-05, leader reward weight 8)"
+    )
     assert set(settings.GPU_ARMS) == set(settings.POMO_BATCHES)

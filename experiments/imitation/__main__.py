@@ -160,7 +160,9 @@ def _intro() -> list[str]:
             f"weights) on one CPU thread with Adam {settings.pomo_lr('leader'):g} and the "
             "leader reward (the best start's advantage times "
             f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`), and "
-            "its control `pomo-cpu-slow` the same with POMO's own loss."
+            "its control `pomo-cpu-slow` the same with POMO's own loss; `leader8` from "
+            f"`leader`'s with the leader reward times {settings.LEADER_WEIGHTS['leader8']:g}, "
+            "`leader` going on beside it as its control."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",

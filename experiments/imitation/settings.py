@@ -29,7 +29,10 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   loss): whether aiming the gradient at the best of the N starts, which multistart decoding
   keeps, leaves the plateau;
 - ``pomo-cpu-slow``: the ``leader`` arm's control: the same branch, thread and rate with POMO's
-  own loss.
+  own loss;
+- ``leader8``: branches from ``leader`` with the leader reward at twice its weight, the same
+  thread and rate (``leader`` going on beside it is its control): whether a stronger pull
+  towards the best start moves the plateau further than the weight that first moved it.
 
 clrp100 (:func:`use_preset`) has six arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
@@ -69,6 +72,7 @@ ARMS = (
     "wide",
     "leader",
     "pomo-cpu-slow",
+    "leader8",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -79,6 +83,7 @@ BRANCHES = {
     "pomo-gpu-slow": "pomo-slow",
     "leader": "pomo-gpu-slow",
     "pomo-cpu-slow": "pomo-gpu-slow",
+    "leader8": "leader",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -97,14 +102,15 @@ POMO_LRS = {
     "pomo-gpu-slow": 2.5e-5,
     "leader": 2.5e-5,
     "pomo-cpu-slow": 2.5e-5,
+    "leader8": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
-LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0}
+LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0, "leader8": 8.0}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
 #: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
 #: the preset in use's entry of :data:`PRESET_CONTROLS`.
-CONTROLS = {"leader": "pomo-cpu-slow"}
+CONTROLS = {"leader": "pomo-cpu-slow", "leader8": "leader"}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
