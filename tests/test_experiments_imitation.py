@@ -383,6 +383,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "pomo-slow",
         "pomo-slower",
         "leader",
+        "leader8",
     )
     assert settings.shipped_name() == "drlhq_clrp100"
     # clrp100's GPU, leader-reward and slow arms continue its pomo arm, the slower one the slow
@@ -392,6 +393,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "pomo-slow": "pomo",
         "pomo-slower": "pomo-slow",
         "leader": "pomo-slow",
+        "leader8": "leader",
     }
     # the slow arm goes on at a quarter of the pomo arm's rate, the slower at a quarter of that
     assert settings.pomo_lr("pomo-slow") == 2.5e-5 and settings.pomo_batch("pomo-slow") == 64
@@ -402,10 +404,14 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     assert settings.pomo_batch("pomo-leader") == settings.pomo_batch("pomo") == 64
     assert settings.LEADER_WEIGHTS["pomo-leader"] == 4.0 and "pomo" not in settings.LEADER_WEIGHTS
     # clrp100's leader arm differs from pomo-slow, its control from the branch point, in the loss
-    assert settings.CONTROLS == {"pomo-leader": "pomo", "leader": "pomo-slow"}
+    assert settings.CONTROLS == {"pomo-leader": "pomo", "leader": "pomo-slow", "leader8": "leader"}
     assert settings.pomo_lr("leader") == settings.pomo_lr("pomo-slow")
     assert settings.pomo_batch("leader") == settings.pomo_batch("pomo-slow")
     assert settings.LEADER_WEIGHTS["leader"] == 4.0 and "pomo-slow" not in settings.LEADER_WEIGHTS
+    # clrp100's leader8 differs from leader, its control, in the leader reward's weight alone
+    assert settings.LEADER_WEIGHTS["leader8"] == 2 * settings.LEADER_WEIGHTS["leader"]
+    assert settings.pomo_lr("leader8") == settings.pomo_lr("leader")
+    assert settings.pomo_batch("leader8") == settings.pomo_batch("leader")
     assert settings.eval_every_cpu_hours() == 0.5
     settings.check_arm("pomo")
     with pytest.raises(ValueError, match="'pomo16' is not one of clrp100's arms"):
@@ -416,7 +422,11 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     )
     settings.use_preset("clrp50")
     # back at clrp50, its leader arm's control is its own
-    assert settings.CONTROLS == {"leader": "pomo-cpu-slow", "leader8": "leader"}
+    assert settings.CONTROLS == {
+        "leader": "pomo-cpu-slow",
+        "leader8": "leader",
+        "leader16": "leader8",
+    }
     assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
     assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25
     assert settings.shipped_name() == "drlhq_clrp50"

@@ -135,7 +135,9 @@ def _intro() -> list[str]:
             f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}, and "
             f"`leader` from `pomo-slow`'s at its rate ({settings.pomo_lr('leader'):g}) with the "
             f"leader reward (times {settings.LEADER_WEIGHTS['leader']:g}), the `pomo-slow` arm "
-            f"going on beside it as its control. {evaluation}"
+            "going on beside it as its control, and `leader8` from `leader`'s with the leader "
+            f"reward times {settings.LEADER_WEIGHTS['leader8']:g}, `leader` going on beside it "
+            f"as its control. {evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""
@@ -162,7 +164,9 @@ def _intro() -> list[str]:
             f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`), and "
             "its control `pomo-cpu-slow` the same with POMO's own loss; `leader8` from "
             f"`leader`'s with the leader reward times {settings.LEADER_WEIGHTS['leader8']:g}, "
-            "`leader` going on beside it as its control."
+            "`leader` going on beside it as its control; `leader16` from `leader8`'s with it "
+            f"times {settings.LEADER_WEIGHTS['leader16']:g}, `leader8` going on beside it as its "
+            "control."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",

@@ -32,9 +32,12 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   own loss;
 - ``leader8``: branches from ``leader`` with the leader reward at twice its weight, the same
   thread and rate (``leader`` going on beside it is its control): whether a stronger pull
-  towards the best start moves the plateau further than the weight that first moved it.
+  towards the best start moves the plateau further than the weight that first moved it;
+- ``leader16``: branches from ``leader8`` with the leader reward at twice its weight again,
+  ``leader8`` going on beside it as its control (at equal hours weight 8 beat weight 4 on the
+  held-out instances): whether the pull pays once more.
 
-clrp100 (:func:`use_preset`) has six arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+clrp100 (:func:`use_preset`) has seven arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
 at ``pomo``'s rate with the leader reward (``pomo`` going on beside it is its control), and
 ``pomo-slow``, which branches from ``pomo`` at a quarter of its rate, as clrp50's did when that
@@ -43,7 +46,9 @@ its rate again: whether a lower rate stills the swings between ``pomo-slow``'s w
 held-out instances its 8.93 and 9.37 CPU h weights lost to its 7.43 h weights by 0.08-0.09),
 and ``leader``, which branches from ``pomo-slow`` at its rate with the leader reward, as clrp50's
 ``leader`` did from its slow line (there it stayed below its control at all six evaluations),
-``pomo-slow`` going on beside it as its control.
+``pomo-slow`` going on beside it as its control, and ``leader8``, which branches from ``leader``
+with the leader reward at twice its weight, as clrp50's did, ``leader`` going on beside it as its
+control.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -73,6 +78,7 @@ ARMS = (
     "leader",
     "pomo-cpu-slow",
     "leader8",
+    "leader16",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -84,6 +90,7 @@ BRANCHES = {
     "leader": "pomo-gpu-slow",
     "pomo-cpu-slow": "pomo-gpu-slow",
     "leader8": "leader",
+    "leader16": "leader8",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -103,14 +110,15 @@ POMO_LRS = {
     "leader": 2.5e-5,
     "pomo-cpu-slow": 2.5e-5,
     "leader8": 2.5e-5,
+    "leader16": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
-LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0, "leader8": 8.0}
+LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0, "leader8": 8.0, "leader16": 16.0}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
 #: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
 #: the preset in use's entry of :data:`PRESET_CONTROLS`.
-CONTROLS = {"leader": "pomo-cpu-slow", "leader8": "leader"}
+CONTROLS = {"leader": "pomo-cpu-slow", "leader8": "leader", "leader16": "leader8"}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
@@ -156,10 +164,19 @@ WORK_DIR = ROOT / "runs" / "imitation-work"
 #: The presets with arms, and each one's arms (clrp50 first: the module's constants above).
 PRESET_ARMS = {
     "clrp50": ARMS,
-    "clrp100": ("pomo", "pomo-gpu", "pomo-leader", "pomo-slow", "pomo-slower", "leader"),
+    "clrp100": (
+        "pomo",
+        "pomo-gpu",
+        "pomo-leader",
+        "pomo-slow",
+        "pomo-slower",
+        "leader",
+        "leader8",
+    ),
 }
 #: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm, its
-#: ``pomo-slower`` and ``leader`` from ``pomo-slow``, as clrp50's do from their slow lines).
+#: ``pomo-slower`` and ``leader`` from ``pomo-slow``, as clrp50's do from their slow lines, and
+#: its ``leader8`` from ``leader``).
 PRESET_BRANCHES = {
     "clrp50": BRANCHES,
     "clrp100": {
@@ -168,13 +185,14 @@ PRESET_BRANCHES = {
         "pomo-slow": "pomo",
         "pomo-slower": "pomo-slow",
         "leader": "pomo-slow",
+        "leader8": "leader",
     },
 }
 #: Each preset's :data:`CONTROLS` (clrp100's ``leader`` is ``pomo-slow`` going on from the
 #: branch point, as clrp50's ``pomo-cpu-slow`` is for clrp50's).
 PRESET_CONTROLS = {
     "clrp50": CONTROLS,
-    "clrp100": {"pomo-leader": "pomo", "leader": "pomo-slow"},
+    "clrp100": {"pomo-leader": "pomo", "leader": "pomo-slow", "leader8": "leader"},
 }
 
 
