@@ -426,6 +426,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "leader": "pomo-cpu-slow",
         "leader8": "leader",
         "leader16": "leader8",
+        "leader32": "leader16",
     }
     assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
     assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25

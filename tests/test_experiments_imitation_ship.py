@@ -165,4 +165,8 @@ def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
         "leader reward weight 8), then from the leader8 arm's committed state POMO on one CPU "
         "thread (batch 64, Adam 2.5e-05, leader reward weight 16)"
     )
+    assert shipping.arm_recipe("leader32").endswith(  # leader16's branch at twice its weight
+        "leader reward weight 16), then from the leader16 arm's committed state POMO on one CPU "
+        "thread (batch 64, Adam 2.5e-05, leader reward weight 32)"
+    )
     assert set(settings.GPU_ARMS) == set(settings.POMO_BATCHES)

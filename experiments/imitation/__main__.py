@@ -166,6 +166,8 @@ def _intro() -> list[str]:
             f"`leader`'s with the leader reward times {settings.LEADER_WEIGHTS['leader8']:g}, "
             "`leader` going on beside it as its control; `leader16` from `leader8`'s with it "
             f"times {settings.LEADER_WEIGHTS['leader16']:g}, `leader8` going on beside it as its "
+            "control; `leader32` from `leader16`'s with it times "
+            f"{settings.LEADER_WEIGHTS['leader32']:g}, `leader16` going on beside it as its "
             "control."
         )
     return [

@@ -35,7 +35,10 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   towards the best start moves the plateau further than the weight that first moved it;
 - ``leader16``: branches from ``leader8`` with the leader reward at twice its weight again,
   ``leader8`` going on beside it as its control (at equal hours weight 8 beat weight 4 on the
-  held-out instances): whether the pull pays once more.
+  held-out instances): whether the pull pays once more;
+- ``leader32``: branches from ``leader16`` with the leader reward at twice its weight again,
+  ``leader16`` going on beside it as its control (weight 16 stayed below weight 8 at all seven
+  evaluations of their first 1.5 CPU hours): where the pull stops paying.
 
 clrp100 (:func:`use_preset`) has seven arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
@@ -79,6 +82,7 @@ ARMS = (
     "pomo-cpu-slow",
     "leader8",
     "leader16",
+    "leader32",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -91,6 +95,7 @@ BRANCHES = {
     "pomo-cpu-slow": "pomo-gpu-slow",
     "leader8": "leader",
     "leader16": "leader8",
+    "leader32": "leader16",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -111,14 +116,26 @@ POMO_LRS = {
     "pomo-cpu-slow": 2.5e-5,
     "leader8": 2.5e-5,
     "leader16": 2.5e-5,
+    "leader32": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
-LEADER_WEIGHTS = {"leader": 4.0, "pomo-leader": 4.0, "leader8": 8.0, "leader16": 16.0}
+LEADER_WEIGHTS = {
+    "leader": 4.0,
+    "pomo-leader": 4.0,
+    "leader8": 8.0,
+    "leader16": 16.0,
+    "leader32": 32.0,
+}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
 #: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
 #: the preset in use's entry of :data:`PRESET_CONTROLS`.
-CONTROLS = {"leader": "pomo-cpu-slow", "leader8": "leader", "leader16": "leader8"}
+CONTROLS = {
+    "leader": "pomo-cpu-slow",
+    "leader8": "leader",
+    "leader16": "leader8",
+    "leader32": "leader16",
+}
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
 POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
 #: The arms that train on a GPU (``--device cuda``).
