@@ -241,6 +241,39 @@ def test_the_report_says_when_the_arms_share_no_hours_yet(tmp_path):
     assert "the arms share no CPU hours (pomo 0.50-0.50, imitation 1.10-1.10)" in text
 
 
+@pytest.mark.parametrize("preset", ["clrp50", "clrp100"])
+def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(preset, restore_preset):
+    settings.use_preset(preset)
+    intro = " ".join(command._intro())
+    # every arm whose only change from a leader arm is the weight: leader8 at both sizes
+    doublings = {
+        arm: parent
+        for arm, parent in settings.BRANCHES.items()
+        if arm in settings.LEADER_WEIGHTS and parent in settings.LEADER_WEIGHTS
+    }
+    assert "leader8" in doublings
+    for arm, parent in doublings.items():
+        weight = settings.LEADER_WEIGHTS[arm]
+        assert weight == 2 * settings.LEADER_WEIGHTS[parent]  # each doubles its parent's
+        assert (
+            f"`{arm}` from `{parent}`'s with the leader reward times {weight:g}, "
+            f"`{settings.CONTROLS[arm]}` going on beside it as its control"
+        ) in intro
+
+
+def test_a_new_leader_arm_reaches_the_intro_from_the_settings_tables(monkeypatch):
+    arms = (*settings.preset_arms(), "leader64")
+    monkeypatch.setitem(settings.PRESET_ARMS, "clrp50", arms)
+    monkeypatch.setitem(settings.BRANCHES, "leader64", "leader32")
+    monkeypatch.setitem(settings.CONTROLS, "leader64", "leader32")
+    monkeypatch.setitem(settings.LEADER_WEIGHTS, "leader64", 64.0)
+    intro = " ".join(command._intro())
+    assert (
+        "`leader64` from `leader32`'s with the leader reward times 64, `leader32` going on "
+        "beside it as its control"
+    ) in intro
+
+
 def test_the_comparison_by_pomo_instances_and_the_window_mean(tmp_path):
     # POMO instances are hours x 10,000 for pomo, x 5,000 for imitation (a shared core).
     for arm, hours, labels, x8 in [

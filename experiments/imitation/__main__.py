@@ -106,6 +106,24 @@ def behind_arm(states: dict) -> str:
     )
 
 
+def _leader_doublings() -> str:
+    """One clause per arm of the preset in use that branches from a leader arm with the leader
+    reward at another weight (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
+    :data:`.settings.CONTROLS`), in the preset's arm order, joined by semicolons."""
+    clauses = []
+    for arm in settings.preset_arms():
+        parent = settings.BRANCHES.get(arm)
+        if arm not in settings.LEADER_WEIGHTS or parent not in settings.LEADER_WEIGHTS:
+            continue
+        control = settings.CONTROLS.get(arm)
+        clauses.append(
+            f"`{arm}` from `{parent}`'s with the leader reward times "
+            f"{settings.LEADER_WEIGHTS[arm]:g}"
+            + (f", `{control}` going on beside it as its control" if control else "")
+        )
+    return "; ".join(clauses)
+
+
 def _intro() -> list[str]:
     """The report's title, recipe and commands, for the preset in use."""
     flag = settings.preset_flag()  # empty for the default preset
@@ -135,9 +153,7 @@ def _intro() -> list[str]:
             f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}, and "
             f"`leader` from `pomo-slow`'s at its rate ({settings.pomo_lr('leader'):g}) with the "
             f"leader reward (times {settings.LEADER_WEIGHTS['leader']:g}), the `pomo-slow` arm "
-            "going on beside it as its control, and `leader8` from `leader`'s with the leader "
-            f"reward times {settings.LEADER_WEIGHTS['leader8']:g}, `leader` going on beside it "
-            f"as its control. {evaluation}"
+            f"going on beside it as its control; {_leader_doublings()}. {evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""
@@ -162,13 +178,7 @@ def _intro() -> list[str]:
             f"weights) on one CPU thread with Adam {settings.pomo_lr('leader'):g} and the "
             "leader reward (the best start's advantage times "
             f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`), and "
-            "its control `pomo-cpu-slow` the same with POMO's own loss; `leader8` from "
-            f"`leader`'s with the leader reward times {settings.LEADER_WEIGHTS['leader8']:g}, "
-            "`leader` going on beside it as its control; `leader16` from `leader8`'s with it "
-            f"times {settings.LEADER_WEIGHTS['leader16']:g}, `leader8` going on beside it as its "
-            "control; `leader32` from `leader16`'s with it times "
-            f"{settings.LEADER_WEIGHTS['leader32']:g}, `leader16` going on beside it as its "
-            "control."
+            f"its control `pomo-cpu-slow` the same with POMO's own loss; {_leader_doublings()}."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
