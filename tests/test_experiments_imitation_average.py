@@ -104,6 +104,11 @@ def test_the_average_is_the_mean_of_the_weights_the_commits_hold(history):
     )  # the refused call wrote nothing
     replaced = averaging.average("pomo", commits[:2], tmp_path / "report", evaluate, replace=True)
     assert replaced["revisions"] == commits[:2]
+    # the record names the command as it ran, so that it reruns over the average it replaced
+    assert replaced["command"] == (
+        f"python -m experiments.imitation average --arm pomo --revisions {commits[0]} "
+        f"{commits[1]} --replace"
+    )
     # the arm's own state stays the newest commit's
     own = load_committed(tmp_path / "report" / "pomo", ArmState)[1]
     assert all(torch.equal(own[key], value) for key, value in weights[2].items())

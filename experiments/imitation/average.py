@@ -94,11 +94,12 @@ def revision_state(state_dir: Path, revision: str) -> tuple[ArmState, dict[str, 
     return state, weights
 
 
-def average_command(arm: str, revisions: Sequence[str]) -> str:
-    """The command line of :func:`average`, as the written state records it."""
+def average_command(arm: str, revisions: Sequence[str], replace: bool = False) -> str:
+    """The command line of :func:`average` (``--replace`` with ``replace``), as the written
+    state records it."""
     return (
         f"python -m experiments.imitation{settings.preset_flag()} average --arm {arm} "
-        f"--revisions {' '.join(revisions)}"
+        f"--revisions {' '.join(revisions)}" + (" --replace" if replace else "")
     )
 
 
@@ -139,7 +140,7 @@ def average(
     weights = mean_weights([w for _, w in loaded])
     policy = arm_policy(weights, arm_start(state), arm)
     x8 = (evaluate_fn or evaluate_paper_set)(policy)
-    command = average_command(arm, revisions)
+    command = average_command(arm, revisions, replace)
     state.commands.append(command)
     state.last_validation = {"instances": state.instances, "x8": x8}
     save_committed(state, weights, out)
