@@ -249,7 +249,9 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
     doublings = {
         arm: parent
         for arm, parent in settings.BRANCHES.items()
-        if arm in settings.LEADER_WEIGHTS and parent in settings.LEADER_WEIGHTS
+        if arm in settings.LEADER_WEIGHTS
+        and parent in settings.LEADER_WEIGHTS
+        and arm not in settings.TRAIN_AUGMENTS
     }
     assert "leader8" in doublings
     for arm, parent in doublings.items():
@@ -259,6 +261,17 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
             f"`{arm}` from `{parent}`'s with the leader reward times {weight:g}, "
             f"`{settings.CONTROLS[arm]}` going on beside it as its control"
         ) in intro
+
+
+def test_the_intro_names_the_arm_trained_over_the_dihedral_copies_and_its_control():
+    intro = " ".join(command._intro())
+    assert (
+        "`leader16-aug` from `leader16`'s at its weight (16) and rate, each step decoding the 8 "
+        "dihedral copies of 8 instances (as many rollouts as 64 instances) with all of an "
+        "instance's rollouts one group (one baseline, one leader: the rollout x8 decoding "
+        "keeps), `leader16` going on beside it as its control"
+    ) in intro
+    assert "`leader16-aug` from `leader16`'s with the leader reward times" not in intro
 
 
 def test_a_new_leader_arm_reaches_the_intro_from_the_settings_tables(monkeypatch):
@@ -460,6 +473,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "leader8": "leader",
         "leader16": "leader8",
         "leader32": "leader16",
+        "leader16-aug": "leader16",
     }
     assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
     assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25

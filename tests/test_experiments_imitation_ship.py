@@ -169,4 +169,12 @@ def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
         "leader reward weight 16), then from the leader16 arm's committed state POMO on one CPU "
         "thread (batch 64, Adam 2.5e-05, leader reward weight 32)"
     )
-    assert set(settings.GPU_ARMS) == set(settings.POMO_BATCHES)
+    assert shipping.arm_recipe("leader16-aug").endswith(  # leader16 over the dihedral copies
+        "leader reward weight 16), then from the leader16 arm's committed state POMO on one CPU "
+        "thread (batch 8, Adam 2.5e-05, leader reward weight 16, each instance's 8 dihedral "
+        "copies one group)"
+    )
+    # a batch of its own: a GPU arm's, or an augmented arm's 64 rollouts a start as POMO's
+    assert set(settings.POMO_BATCHES) == {*settings.GPU_ARMS, *settings.TRAIN_AUGMENTS}
+    for arm, copies in settings.TRAIN_AUGMENTS.items():
+        assert settings.pomo_batch(arm) * copies == settings.POMO_BATCH

@@ -77,3 +77,110 @@ def test_a_weight_below_one_or_not_finite_is_refused(env, weight):
 def test_the_leader_weight_is_pomos_option_only(env):
     with pytest.raises(ValueError, match="leader_weight: POMO's option, not 'reinforce''s"):
         build_model(env, build_policy("drlhq", **TINY), algorithm="reinforce", leader_weight=2.0)
+
+
+# The eight symmetries of the unit square (the dihedral group), written from their definition.
+DIHEDRAL = (
+    lambda x, y: (x, y),
+    lambda x, y: (y, x),
+    lambda x, y: (1 - x, y),
+    lambda x, y: (1 - y, x),
+    lambda x, y: (x, 1 - y),
+    lambda x, y: (y, 1 - x),
+    lambda x, y: (1 - x, 1 - y),
+    lambda x, y: (1 - y, 1 - x),
+)
+
+
+class RecordingPolicy(torch.nn.Module):
+    """Stands in for a policy: records the states it is given and answers each rollout with a
+    reward and a log likelihood drawn from a seeded generator, laid out as RL4CO's policies lay
+    out multistart rollouts (start-major over the batch it was given)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(()))
+        self.seen = []
+        # what POMO reads (and suffixes with "_multistart") of an RL4CO policy
+        self.train_decode_type, self.val_decode_type = "sampling", "greedy"
+        self.test_decode_type = "greedy"
+
+    def forward(self, td, env, phase, num_starts, **kwargs):
+        self.seen.append((td.clone(), num_starts))
+        rows = td.batch_size[0] * num_starts
+        draw = torch.Generator().manual_seed(rows)
+        reward = -torch.rand(rows, generator=draw) * 10
+        log_likelihood = -torch.rand(rows, generator=draw) * self.weight
+        # the instance each rollout belongs to, read back from its (unaugmented) demand
+        tag = td["demand"].sum(-1).repeat(num_starts)
+        return {"reward": reward, "log_likelihood": log_likelihood, "tag": tag}
+
+
+def test_training_over_augmentations_groups_each_instances_rollouts_on_all_eight_copies(env):
+    batch = generate_dataset(env.generator, 3, 11)
+    policy = RecordingPolicy()
+    model = LeaderRewardPOMO(env, policy, leader_weight=4.0, train_augment=8, num_augment=1)
+    kept = []
+    original = model.calculate_loss
+
+    def keep(td, batch_, policy_out, reward=None, log_likelihood=None):
+        kept.append(policy_out)
+        return original(td, batch_, policy_out, reward, log_likelihood)
+
+    model.calculate_loss = keep
+    loss = model.shared_step(batch, 0, phase="train")["loss"]
+    (out,) = kept
+    ((seen, starts),) = policy.seen
+    assert starts == env.get_num_starts(env.reset(batch))
+    assert seen.batch_size[0] == 3 * 8
+    locs = env.reset(batch)["locs"]
+    demands = env.reset(batch)["demand"].sum(-1)
+    for b in range(3):
+        copies = [seen["locs"][j] for j in range(24) if seen["demand"][j].sum() == demands[b]]
+        assert len(copies) == 8
+        x, y = locs[b][..., 0], locs[b][..., 1]
+        for symmetry in DIHEDRAL:
+            image = torch.stack(symmetry(x, y), dim=-1)
+            assert sum(torch.allclose(c, image, atol=1e-6) for c in copies) == 1
+    # the loss: each instance's 8 x N rollouts form one group (one baseline, one leader)
+    reward, log_likelihood, tag = out["reward"], out["log_likelihood"], out["tag"]
+    terms = []
+    for b in range(3):
+        mine = tag == demands[b]
+        assert mine.sum() == 8 * starts
+        terms.append(-(leader_advantage(reward[mine][None], 4.0) * log_likelihood[mine][None]))
+    assert loss.item() == pytest.approx(torch.cat(terms, dim=-1).mean().item(), rel=1e-5)
+    best = torch.stack([reward[tag == demands[b]].max() for b in range(3)])
+    assert torch.equal(out["max_reward"], best)
+
+
+def test_without_augmentation_a_training_step_sees_the_batch_as_given(env):
+    batch = generate_dataset(env.generator, 3, 11)
+    policy = RecordingPolicy()
+    LeaderRewardPOMO(env, policy, leader_weight=4.0).shared_step(batch, 0, phase="train")
+    ((seen, _),) = policy.seen
+    assert seen.batch_size[0] == 3
+    assert torch.equal(seen["locs"], env.reset(batch)["locs"])
+
+
+def test_a_training_step_over_augmentations_moves_the_weights(env):
+    torch.manual_seed(0)
+    policy = build_policy("drlhq", **TINY)
+    model = build_model(env, policy, algorithm="pomo", num_augment=1, train_augment=8)
+    assert isinstance(model, LeaderRewardPOMO) and model.leader_weight == 1.0
+    assert model.train_augment == 8
+    loss = model.shared_step(generate_dataset(env.generator, 2, 7), 0, phase="train")["loss"]
+    assert math.isfinite(loss.item())
+    loss.backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.parameters())
+
+
+@pytest.mark.parametrize("count", [0, 2, 4, 16])
+def test_training_augmentation_other_than_one_or_eight_copies_is_refused(env, count):
+    with pytest.raises(ValueError, match=rf"train_augment: must be 1 or 8, got {count}"):
+        LeaderRewardPOMO(env, build_policy("drlhq", **TINY), leader_weight=2.0, train_augment=count)
+
+
+def test_training_augmentation_is_pomos_option_only(env):
+    with pytest.raises(ValueError, match="train_augment: POMO's option, not 'reinforce''s"):
+        build_model(env, build_policy("drlhq", **TINY), algorithm="reinforce", train_augment=8)

@@ -60,6 +60,7 @@ def build_model(
     augment: str = "dihedral8",
     lr_schedule: dict[str, Any] | None = None,
     leader_weight: float | None = None,
+    train_augment: int = 1,
     **kwargs: Any,
 ) -> LightningModule:
     """An RL4CO LightningModule training ``policy`` on ``env``.
@@ -72,7 +73,10 @@ def build_model(
     :func:`step_lr_schedule` (``epochs``, ``decay_at``, ``gamma``), or None for ``kwargs``'
     own ``lr_scheduler``. ``leader_weight`` (POMO only): train with the leader reward
     (:class:`~.leader.LeaderRewardPOMO`, the best start's advantage times this weight); None
-    for POMO's loss. ``kwargs`` go to the model (batch sizes, data sizes, optimizer, ...).
+    for POMO's loss. ``train_augment`` (POMO only): copies of each instance a training step
+    decodes, 1 or 8 (:class:`~.leader.LeaderRewardPOMO`: all its copies' rollouts form one
+    group); 8 with no ``leader_weight`` trains at weight 1. ``kwargs`` go to the model (batch
+    sizes, data sizes, optimizer, ...).
 
     POMO and imitation log ``val/max_reward`` (best of the N starts, the model's multistart
     objective) next to ``val/reward`` (mean over starts); :func:`monitor_metric` names the one to
@@ -81,6 +85,8 @@ def build_model(
         raise ValueError(f"algorithm: unknown {algorithm!r}; choose one of {list(ALGORITHMS)}")
     if leader_weight is not None and algorithm != "pomo":
         raise ValueError(f"leader_weight: POMO's option, not {algorithm!r}'s")
+    if train_augment != 1 and algorithm != "pomo":
+        raise ValueError(f"train_augment: POMO's option, not {algorithm!r}'s")
     if lr_schedule is not None:
         if "lr_scheduler" in kwargs:
             raise ValueError("lr_schedule and lr_scheduler: give one of them, not both")
@@ -101,9 +107,12 @@ def build_model(
     kwargs.setdefault(
         "metrics", {"train": ["loss", "reward"], "val": val_metrics, "test": val_metrics}
     )
-    if leader_weight is not None:
-        kwargs["leader_weight"] = leader_weight
-    model_class = POMO if leader_weight is None else LeaderRewardPOMO
+    if leader_weight is None and train_augment == 1:
+        model_class = POMO
+    else:
+        model_class = LeaderRewardPOMO
+        kwargs.update(leader_weight=1.0 if leader_weight is None else leader_weight)
+        kwargs.update(train_augment=train_augment)
     return model_class(
         env, policy=policy, num_augment=int(num_augment), augment_fn=augment_fn, **kwargs
     )

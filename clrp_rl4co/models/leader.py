@@ -13,8 +13,14 @@ import math
 from typing import Any
 
 import torch
+from rl4co.data.transforms import StateAugmentation
 from rl4co.models import POMO
+from rl4co.utils.ops import unbatchify
 from tensordict import TensorDict
+
+#: Copies per instance a training step may decode: 1 (the instance as drawn, POMO's training)
+#: or 8 (its dihedral copies, as x8 decoding uses).
+TRAIN_AUGMENTS = (1, 8)
 
 
 def leader_advantage(reward: torch.Tensor, leader_weight: float) -> torch.Tensor:
@@ -44,18 +50,62 @@ class LeaderRewardPOMO(POMO):
         env: the environment.
         policy: the policy to train.
         leader_weight: the leaders' factor, at least 1 (1: POMO's loss).
+        train_augment: copies of each instance a training step decodes (:data:`TRAIN_AUGMENTS`):
+            1, POMO's training; 8, the dihedral copies (``augment_fn``'s, as validation's), all
+            8 x N rollouts of an instance sharing one baseline and one leader.
         **kwargs: POMO's.
 
     Raises:
-        ValueError: ``leader_weight`` below 1 or not finite (naming it).
+        ValueError: ``leader_weight`` below 1 or not finite, or ``train_augment`` not in
+            :data:`TRAIN_AUGMENTS` (naming it).
     """
 
-    def __init__(self, env, policy: torch.nn.Module, *, leader_weight: float, **kwargs: Any):
+    def __init__(
+        self,
+        env,
+        policy: torch.nn.Module,
+        *,
+        leader_weight: float,
+        train_augment: int = 1,
+        **kwargs: Any,
+    ):
         weight = float(leader_weight)
         if not (math.isfinite(weight) and weight >= 1.0):
             raise ValueError(f"leader_weight: must be a finite number >= 1, got {leader_weight!r}")
+        if train_augment not in TRAIN_AUGMENTS:
+            raise ValueError(
+                f"train_augment: must be {' or '.join(map(str, TRAIN_AUGMENTS))}, "
+                f"got {train_augment!r}"
+            )
         super().__init__(env, policy=policy, **kwargs)
         self.leader_weight = weight
+        self.train_augment = int(train_augment)
+        self.train_augmentation = (
+            StateAugmentation(
+                num_augment=self.train_augment,
+                augment_fn=kwargs.get("augment_fn", "dihedral8"),
+                feats=kwargs.get("feats"),
+            )
+            if self.train_augment > 1
+            else None
+        )
+
+    def shared_step(self, batch: Any, batch_idx: int, phase: str, dataloader_idx: int = None):
+        """POMO's step; in training with ``train_augment`` copies, each instance's rollouts on
+        all its copies form its group ([batch, copies x N] rewards into the loss)."""
+        if phase != "train" or self.train_augmentation is None:
+            return super().shared_step(batch, batch_idx, phase, dataloader_idx)
+        td = self.env.reset(batch)
+        n_start = self.env.get_num_starts(td) if self.num_starts is None else self.num_starts
+        td = self.train_augmentation(td)
+        out = self.policy(td, self.env, phase=phase, num_starts=n_start)
+        shape = (self.train_augment, n_start)
+        reward = unbatchify(out["reward"], shape).flatten(1)
+        log_likelihood = unbatchify(out["log_likelihood"], shape).flatten(1)
+        self.calculate_loss(td, batch, out, reward, log_likelihood)
+        out.update({"max_reward": reward.max(dim=-1).values})
+        metrics = self.log_metrics(out, phase, dataloader_idx=dataloader_idx)
+        return {"loss": out.get("loss", None), **metrics}
 
     def calculate_loss(
         self,

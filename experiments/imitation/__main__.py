@@ -108,17 +108,29 @@ def behind_arm(states: dict) -> str:
 
 def _leader_doublings() -> str:
     """One clause per arm of the preset in use that branches from a leader arm with the leader
-    reward at another weight (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
-    :data:`.settings.CONTROLS`), in the preset's arm order, joined by semicolons."""
+    reward at another weight or over the dihedral copies of its instances
+    (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
+    :data:`.settings.TRAIN_AUGMENTS`, :data:`.settings.CONTROLS`), in the preset's arm order,
+    joined by semicolons."""
     clauses = []
     for arm in settings.preset_arms():
         parent = settings.BRANCHES.get(arm)
         if arm not in settings.LEADER_WEIGHTS or parent not in settings.LEADER_WEIGHTS:
             continue
         control = settings.CONTROLS.get(arm)
+        copies = settings.train_augment(arm)
+        if copies > 1:  # the parent's weight and rate, over each instance's dihedral copies
+            batch = settings.pomo_batch(arm)
+            change = (
+                f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) and rate, each step decoding "
+                f"the {copies} dihedral copies of {batch} instances (as many rollouts as "
+                f"{batch * copies} instances) with all of an instance's rollouts one group (one "
+                "baseline, one leader: the rollout x8 decoding keeps)"
+            )
+        else:
+            change = f"with the leader reward times {settings.LEADER_WEIGHTS[arm]:g}"
         clauses.append(
-            f"`{arm}` from `{parent}`'s with the leader reward times "
-            f"{settings.LEADER_WEIGHTS[arm]:g}"
+            f"`{arm}` from `{parent}`'s {change}"
             + (f", `{control}` going on beside it as its control" if control else "")
         )
     return "; ".join(clauses)

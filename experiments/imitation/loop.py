@@ -201,6 +201,7 @@ def train(options: ArmOptions) -> ArmState:
         num_augment=1,
         num_starts=settings.POMO_STARTS.get(options.arm),
         leader_weight=settings.LEADER_WEIGHTS.get(options.arm),
+        train_augment=settings.train_augment(options.arm),
     ).to(device)
     optimizer = _optimizer(policy, state.phase, options.arm)
     if optimizer_state is not None:

@@ -38,7 +38,13 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   held-out instances): whether the pull pays once more;
 - ``leader32``: branches from ``leader16`` with the leader reward at twice its weight again,
   ``leader16`` going on beside it as its control (weight 16 stayed below weight 8 at all seven
-  evaluations of their first 1.5 CPU hours): where the pull stops paying.
+  evaluations of their first 1.5 CPU hours): where the pull stops paying;
+- ``leader16-aug``: branches from ``leader16`` at its weight and rate, each step decoding the
+  eight dihedral copies of each instance (:data:`TRAIN_AUGMENTS`; :data:`POMO_BATCHES` instances,
+  so as many rollouts a step as ``leader16``'s), all 8 x N rollouts of an instance one group (one
+  baseline, one leader: the rollout x8 decoding keeps), ``leader16`` going on beside it as its
+  control: whether aiming at what the x8 decoding keeps leaves the plateau that the weight
+  doublings and the weight averages reached.
 
 clrp100 (:func:`use_preset`) has seven arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
@@ -83,6 +89,7 @@ ARMS = (
     "leader8",
     "leader16",
     "leader32",
+    "leader16-aug",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -96,6 +103,7 @@ BRANCHES = {
     "leader8": "leader",
     "leader16": "leader8",
     "leader32": "leader16",
+    "leader16-aug": "leader16",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -117,6 +125,7 @@ POMO_LRS = {
     "leader8": 2.5e-5,
     "leader16": 2.5e-5,
     "leader32": 2.5e-5,
+    "leader16-aug": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
@@ -126,7 +135,12 @@ LEADER_WEIGHTS = {
     "leader8": 8.0,
     "leader16": 16.0,
     "leader32": 32.0,
+    "leader16-aug": 16.0,
 }
+#: Copies of each instance a training step decodes, of the arms that decode more than the
+#: instance as drawn (``build_model``'s ``train_augment``: the dihedral eight, all of an
+#: instance's rollouts on them one group).
+TRAIN_AUGMENTS = {"leader16-aug": 8}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
 #: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
 #: the preset in use's entry of :data:`PRESET_CONTROLS`.
@@ -135,9 +149,11 @@ CONTROLS = {
     "leader8": "leader",
     "leader16": "leader8",
     "leader32": "leader16",
+    "leader16-aug": "leader16",
 }
-#: POMO's instances per step of the arms that do not use :data:`POMO_BATCH`.
-POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512}
+#: POMO's instances per step of the arms that do not use :data:`POMO_BATCH` (an arm with
+#: :data:`TRAIN_AUGMENTS` copies takes :data:`POMO_BATCH` / copies: as many rollouts a step).
+POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512, "leader16-aug": 8}
 #: The arms that train on a GPU (``--device cuda``).
 GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow", "wide")
 #: Arms that start from scratch (seeded random weights) with their own architecture instead of
@@ -283,6 +299,11 @@ def pomo_lr(arm: str) -> float:
 def pomo_batch(arm: str) -> int:
     """POMO's instances per step of ``arm``."""
     return POMO_BATCHES.get(arm, POMO_BATCH)
+
+
+def train_augment(arm: str) -> int:
+    """Copies of each instance ``arm``'s training steps decode (1: the instance as drawn)."""
+    return TRAIN_AUGMENTS.get(arm, 1)
 
 
 def check_arm(arm: str) -> str:

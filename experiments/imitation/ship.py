@@ -58,10 +58,12 @@ def arm_recipe(arm: str, examples: int = 0) -> str:
     for branch in branches:
         where = "a GPU" if branch in settings.GPU_ARMS else "one CPU thread"
         leader = settings.LEADER_WEIGHTS.get(branch)
+        copies = settings.train_augment(branch)
         text += (
             f", then from the {settings.BRANCHES[branch]} arm's committed state POMO on {where} "
             f"(batch {settings.pomo_batch(branch)}, Adam {settings.pomo_lr(branch):g}"
             + (f", leader reward weight {leader:g}" if leader is not None else "")
+            + (f", each instance's {copies} dihedral copies one group" if copies > 1 else "")
             + ")"
         )
     return text
