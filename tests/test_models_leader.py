@@ -97,8 +97,9 @@ class RecordingPolicy(torch.nn.Module):
     reward and a log likelihood drawn from a seeded generator, laid out as RL4CO's policies lay
     out multistart rollouts (start-major over the batch it was given)."""
 
-    def __init__(self):
+    def __init__(self, env):
         super().__init__()
+        self.env_expected = env
         self.weight = torch.nn.Parameter(torch.ones(()))
         self.seen = []
         # what POMO reads (and suffixes with "_multistart") of an RL4CO policy
@@ -106,6 +107,7 @@ class RecordingPolicy(torch.nn.Module):
         self.test_decode_type = "greedy"
 
     def forward(self, td, env, phase, num_starts, **kwargs):
+        assert env is self.env_expected  # the model's env reaches the policy
         self.seen.append((td.clone(), num_starts))
         rows = td.batch_size[0] * num_starts
         draw = torch.Generator().manual_seed(rows)
@@ -118,7 +120,7 @@ class RecordingPolicy(torch.nn.Module):
 
 def test_training_over_augmentations_groups_each_instances_rollouts_on_all_eight_copies(env):
     batch = generate_dataset(env.generator, 3, 11)
-    policy = RecordingPolicy()
+    policy = RecordingPolicy(env)
     model = LeaderRewardPOMO(env, policy, leader_weight=4.0, train_augment=8, num_augment=1)
     kept = []
     original = model.calculate_loss
@@ -156,7 +158,7 @@ def test_training_over_augmentations_groups_each_instances_rollouts_on_all_eight
 
 def test_without_augmentation_a_training_step_sees_the_batch_as_given(env):
     batch = generate_dataset(env.generator, 3, 11)
-    policy = RecordingPolicy()
+    policy = RecordingPolicy(env)
     LeaderRewardPOMO(env, policy, leader_weight=4.0).shared_step(batch, 0, phase="train")
     ((seen, _),) = policy.seen
     assert seen.batch_size[0] == 3
@@ -184,3 +186,39 @@ def test_training_augmentation_other_than_one_or_eight_copies_is_refused(env, co
 def test_training_augmentation_is_pomos_option_only(env):
     with pytest.raises(ValueError, match="train_augment: POMO's option, not 'reinforce''s"):
         build_model(env, build_policy("drlhq", **TINY), algorithm="reinforce", train_augment=8)
+
+
+@pytest.mark.parametrize("feats", [None, []])
+def test_training_decodes_the_copies_validation_decodes_and_the_starts_asked_for(env, feats):
+    # the paper's 45-degree rotations instead of the dihedral eight, and 3 starts, not N; with
+    # no features named to transform, eight untransformed copies
+    batch = generate_dataset(env.generator, 2, 5)
+    policy = RecordingPolicy(env)
+    model = build_model(
+        env,
+        policy,
+        algorithm="pomo",
+        augment="rotate45",
+        train_augment=8,
+        leader_weight=2.0,
+        num_starts=3,
+        feats=feats,
+    )
+    model.shared_step(batch, 0, phase="train")
+    ((seen, starts),) = policy.seen
+    assert starts == 3
+    validation = model.augment(env.reset(batch))
+    assert torch.allclose(seen["locs"], validation["locs"])
+    copies_moved = not torch.allclose(seen["locs"][:2], seen["locs"][2:4])
+    assert copies_moved == (feats is None)
+
+
+def test_outside_training_the_step_is_pomos_with_the_dataloaders_name(env):
+    # validation names a metric after its dataloader, as RL4CO's POMO does
+    batch = generate_dataset(env.generator, 2, 5)
+    policy = build_policy("drlhq", **TINY)
+    model = build_model(env, policy, algorithm="pomo", train_augment=8, num_augment=1)
+    model.dataloader_names = ["first", "second"]
+    metrics = model.shared_step(batch, 0, phase="val", dataloader_idx=1)
+    assert set(metrics) == {"loss", "val/reward/second", "val/max_reward/second"}
+    assert metrics["loss"] is None  # no loss outside training

@@ -104,8 +104,7 @@ class LeaderRewardPOMO(POMO):
         log_likelihood = unbatchify(out["log_likelihood"], shape).flatten(1)
         self.calculate_loss(td, batch, out, reward, log_likelihood)
         out.update({"max_reward": reward.max(dim=-1).values})
-        metrics = self.log_metrics(out, phase, dataloader_idx=dataloader_idx)
-        return {"loss": out.get("loss", None), **metrics}
+        return {"loss": out["loss"], **self.log_metrics(out, phase)}
 
     def calculate_loss(
         self,
