@@ -199,7 +199,7 @@ def test_the_command_line_takes_every_presets_arms_and_the_preset_holds_them_to_
     assert parser.parse_args(["--preset", "clrp100", "ship", "--arm", "pomo-leader"]).arm == (
         "pomo-leader"
     )
-    assert settings.all_arms() == (*settings.ARMS, "pomo-leader")  # each arm once
+    assert settings.all_arms() == (*settings.ARMS, "pomo-leader", "leader8-aug")  # each once
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--arm", "no-such-arm", "--hours", "1"])
     with pytest.raises(ValueError, match="'pomo-leader' is not one of clrp50's arms"):
@@ -263,15 +263,25 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
         ) in intro
 
 
-def test_the_intro_names_the_arm_trained_over_the_dihedral_copies_and_its_control():
+@pytest.mark.parametrize(
+    ("preset", "arm", "parent", "weight"),
+    [("clrp50", "leader16-aug", "leader16", 16), ("clrp100", "leader8-aug", "leader8", 8)],
+)
+def test_the_intro_names_the_arm_trained_over_the_dihedral_copies_and_its_control(
+    preset, arm, parent, weight, restore_preset
+):
+    settings.use_preset(preset)
     intro = " ".join(command._intro())
     assert (
-        "`leader16-aug` from `leader16`'s at its weight (16) and rate, each step decoding the 8 "
+        f"`{arm}` from `{parent}`'s at its weight ({weight}) and rate, each step decoding the 8 "
         "dihedral copies of 8 instances (as many rollouts as 64 instances) with all of an "
         "instance's rollouts one group (one baseline, one leader: the rollout x8 decoding "
-        "keeps), `leader16` going on beside it as its control"
+        f"keeps), `{parent}` going on beside it as its control"
     ) in intro
-    assert "`leader16-aug` from `leader16`'s with the leader reward times" not in intro
+    assert f"`{arm}` from `{parent}`'s with the leader reward times" not in intro
+    # the parent's weight and rate: the copies are the one change
+    assert settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]
+    assert settings.pomo_lr(arm) == settings.pomo_lr(parent)
 
 
 def test_a_new_leader_arm_reaches_the_intro_from_the_settings_tables(monkeypatch):
@@ -430,6 +440,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "pomo-slower",
         "leader",
         "leader8",
+        "leader8-aug",
     )
     assert settings.shipped_name() == "drlhq_clrp100"
     # clrp100's GPU, leader-reward and slow arms continue its pomo arm, the slower one the slow
@@ -440,6 +451,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "pomo-slower": "pomo-slow",
         "leader": "pomo-slow",
         "leader8": "leader",
+        "leader8-aug": "leader8",
     }
     # the slow arm goes on at a quarter of the pomo arm's rate, the slower at a quarter of that
     assert settings.pomo_lr("pomo-slow") == 2.5e-5 and settings.pomo_batch("pomo-slow") == 64
@@ -450,7 +462,12 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
     assert settings.pomo_batch("pomo-leader") == settings.pomo_batch("pomo") == 64
     assert settings.LEADER_WEIGHTS["pomo-leader"] == 4.0 and "pomo" not in settings.LEADER_WEIGHTS
     # clrp100's leader arm differs from pomo-slow, its control from the branch point, in the loss
-    assert settings.CONTROLS == {"pomo-leader": "pomo", "leader": "pomo-slow", "leader8": "leader"}
+    assert settings.CONTROLS == {
+        "pomo-leader": "pomo",
+        "leader": "pomo-slow",
+        "leader8": "leader",
+        "leader8-aug": "leader8",
+    }
     assert settings.pomo_lr("leader") == settings.pomo_lr("pomo-slow")
     assert settings.pomo_batch("leader") == settings.pomo_batch("pomo-slow")
     assert settings.LEADER_WEIGHTS["leader"] == 4.0 and "pomo-slow" not in settings.LEADER_WEIGHTS

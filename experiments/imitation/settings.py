@@ -46,7 +46,7 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   control: whether aiming at what the x8 decoding keeps leaves the plateau that the weight
   doublings and the weight averages reached.
 
-clrp100 (:func:`use_preset`) has seven arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+clrp100 (:func:`use_preset`) has eight arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
 at ``pomo``'s rate with the leader reward (``pomo`` going on beside it is its control), and
 ``pomo-slow``, which branches from ``pomo`` at a quarter of its rate, as clrp50's did when that
@@ -57,7 +57,8 @@ and ``leader``, which branches from ``pomo-slow`` at its rate with the leader re
 ``leader`` did from its slow line (there it stayed below its control at all six evaluations),
 ``pomo-slow`` going on beside it as its control, and ``leader8``, which branches from ``leader``
 with the leader reward at twice its weight, as clrp50's did, ``leader`` going on beside it as its
-control.
+control, and ``leader8-aug``, which branches from ``leader8`` over the dihedral copies of its
+instances, as clrp50's ``leader16-aug`` does from ``leader16``, ``leader8`` its control.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -126,6 +127,7 @@ POMO_LRS = {
     "leader16": 2.5e-5,
     "leader32": 2.5e-5,
     "leader16-aug": 2.5e-5,
+    "leader8-aug": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
@@ -136,11 +138,12 @@ LEADER_WEIGHTS = {
     "leader16": 16.0,
     "leader32": 32.0,
     "leader16-aug": 16.0,
+    "leader8-aug": 8.0,
 }
 #: Copies of each instance a training step decodes, of the arms that decode more than the
 #: instance as drawn (``build_model``'s ``train_augment``: the dihedral eight, all of an
 #: instance's rollouts on them one group).
-TRAIN_AUGMENTS = {"leader16-aug": 8}
+TRAIN_AUGMENTS = {"leader16-aug": 8, "leader8-aug": 8}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
 #: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
 #: the preset in use's entry of :data:`PRESET_CONTROLS`.
@@ -153,7 +156,13 @@ CONTROLS = {
 }
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH` (an arm with
 #: :data:`TRAIN_AUGMENTS` copies takes :data:`POMO_BATCH` / copies: as many rollouts a step).
-POMO_BATCHES = {"pomo-gpu": 512, "pomo-gpu-slow": 512, "wide": 512, "leader16-aug": 8}
+POMO_BATCHES = {
+    "pomo-gpu": 512,
+    "pomo-gpu-slow": 512,
+    "wide": 512,
+    "leader16-aug": 8,
+    "leader8-aug": 8,
+}
 #: The arms that train on a GPU (``--device cuda``).
 GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow", "wide")
 #: Arms that start from scratch (seeded random weights) with their own architecture instead of
@@ -205,6 +214,7 @@ PRESET_ARMS = {
         "pomo-slower",
         "leader",
         "leader8",
+        "leader8-aug",
     ),
 }
 #: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm, its
@@ -219,13 +229,19 @@ PRESET_BRANCHES = {
         "pomo-slower": "pomo-slow",
         "leader": "pomo-slow",
         "leader8": "leader",
+        "leader8-aug": "leader8",
     },
 }
 #: Each preset's :data:`CONTROLS` (clrp100's ``leader`` is ``pomo-slow`` going on from the
 #: branch point, as clrp50's ``pomo-cpu-slow`` is for clrp50's).
 PRESET_CONTROLS = {
     "clrp50": CONTROLS,
-    "clrp100": {"pomo-leader": "pomo", "leader": "pomo-slow", "leader8": "leader"},
+    "clrp100": {
+        "pomo-leader": "pomo",
+        "leader": "pomo-slow",
+        "leader8": "leader",
+        "leader8-aug": "leader8",
+    },
 }
 
 
