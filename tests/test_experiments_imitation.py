@@ -251,7 +251,7 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
         for arm, parent in settings.BRANCHES.items()
         if arm in settings.LEADER_WEIGHTS
         and parent in settings.LEADER_WEIGHTS
-        and arm not in settings.TRAIN_AUGMENTS
+        and arm not in settings.TRAIN_COPIES
     }
     assert "leader8" in doublings
     for arm, parent in doublings.items():

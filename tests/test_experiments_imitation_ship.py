@@ -175,6 +175,6 @@ def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
         "copies one group)"
     )
     # a batch of its own: a GPU arm's, or an augmented arm's 64 rollouts a start as POMO's
-    assert set(settings.POMO_BATCHES) == {*settings.GPU_ARMS, *settings.TRAIN_AUGMENTS}
-    for arm, copies in settings.TRAIN_AUGMENTS.items():
+    assert set(settings.POMO_BATCHES) == {*settings.GPU_ARMS, *settings.TRAIN_COPIES}
+    for arm, copies in settings.TRAIN_COPIES.items():
         assert settings.pomo_batch(arm) * copies == settings.POMO_BATCH

@@ -110,7 +110,7 @@ def _leader_doublings() -> str:
     """One clause per arm of the preset in use that branches from a leader arm with the leader
     reward at another weight or over the dihedral copies of its instances
     (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
-    :data:`.settings.TRAIN_AUGMENTS`, :data:`.settings.CONTROLS`), in the preset's arm order,
+    :data:`.settings.TRAIN_COPIES`, :data:`.settings.CONTROLS`), in the preset's arm order,
     joined by semicolons."""
     clauses = []
     for arm in settings.preset_arms():

@@ -40,7 +40,7 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   ``leader16`` going on beside it as its control (weight 16 stayed below weight 8 at all seven
   evaluations of their first 1.5 CPU hours): where the pull stops paying;
 - ``leader16-aug``: branches from ``leader16`` at its weight and rate, each step decoding the
-  eight dihedral copies of each instance (:data:`TRAIN_AUGMENTS`; :data:`POMO_BATCHES` instances,
+  eight dihedral copies of each instance (:data:`TRAIN_COPIES`; :data:`POMO_BATCHES` instances,
   so as many rollouts a step as ``leader16``'s), all 8 x N rollouts of an instance one group (one
   baseline, one leader: the rollout x8 decoding keeps), ``leader16`` going on beside it as its
   control: whether aiming at what the x8 decoding keeps leaves the plateau that the weight
@@ -143,7 +143,7 @@ LEADER_WEIGHTS = {
 #: Copies of each instance a training step decodes, of the arms that decode more than the
 #: instance as drawn (``build_model``'s ``train_augment``: the dihedral eight, all of an
 #: instance's rollouts on them one group).
-TRAIN_AUGMENTS = {"leader16-aug": 8, "leader8-aug": 8}
+TRAIN_COPIES = {"leader16-aug": 8, "leader8-aug": 8}
 #: Arms whose difference from another arm is one change (same branch point, thread and rate):
 #: arm -> its control, compared from the branch point on (:func:`.curve.control_comparison`);
 #: the preset in use's entry of :data:`PRESET_CONTROLS`.
@@ -155,7 +155,7 @@ CONTROLS = {
     "leader16-aug": "leader16",
 }
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH` (an arm with
-#: :data:`TRAIN_AUGMENTS` copies takes :data:`POMO_BATCH` / copies: as many rollouts a step).
+#: :data:`TRAIN_COPIES` copies takes :data:`POMO_BATCH` / copies: as many rollouts a step).
 POMO_BATCHES = {
     "pomo-gpu": 512,
     "pomo-gpu-slow": 512,
@@ -319,7 +319,7 @@ def pomo_batch(arm: str) -> int:
 
 def train_augment(arm: str) -> int:
     """Copies of each instance ``arm``'s training steps decode (1: the instance as drawn)."""
-    return TRAIN_AUGMENTS.get(arm, 1)
+    return TRAIN_COPIES.get(arm, 1)
 
 
 def check_arm(arm: str) -> str:
