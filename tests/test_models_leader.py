@@ -222,3 +222,19 @@ def test_outside_training_the_step_is_pomos_with_the_dataloaders_name(env):
     metrics = model.shared_step(batch, 0, phase="val", dataloader_idx=1)
     assert set(metrics) == {"loss", "val/reward/second", "val/max_reward/second"}
     assert metrics["loss"] is None  # no loss outside training
+
+
+def test_training_copies_follow_validations_first_copy_rule(env):
+    # RL4CO's first_aug_identity changes validation's copies; training decodes the same ones,
+    # which are not the copies of the default rule
+    batch = generate_dataset(env.generator, 2, 5)
+    policy = RecordingPolicy(env)
+    model = LeaderRewardPOMO(
+        env, policy, leader_weight=2.0, train_augment=8, first_aug_identity=False
+    )
+    model.shared_step(batch, 0, phase="train")
+    ((seen, _),) = policy.seen
+    drawn = env.reset(batch)
+    assert torch.allclose(seen["locs"], model.augment(drawn)["locs"])
+    default = LeaderRewardPOMO(env, RecordingPolicy(env), leader_weight=2.0).augment(drawn)
+    assert not torch.allclose(seen["locs"], default["locs"])

@@ -51,7 +51,7 @@ class LeaderRewardPOMO(POMO):
         policy: the policy to train.
         leader_weight: the leaders' factor, at least 1 (1: POMO's loss).
         train_augment: copies of each instance a training step decodes (:data:`TRAIN_AUGMENTS`):
-            1, POMO's training; 8, the dihedral copies (``augment_fn``'s, as validation's), all
+            1, POMO's training; 8, the copies validation decodes (``augment_fn``'s), all
             8 x N rollouts of an instance sharing one baseline and one leader.
         **kwargs: POMO's.
 
@@ -80,11 +80,13 @@ class LeaderRewardPOMO(POMO):
         super().__init__(env, policy=policy, **kwargs)
         self.leader_weight = weight
         self.train_augment = int(train_augment)
+        # validation's copies (POMO's arguments as it recorded them, its defaults included)
         self.train_augmentation = (
             StateAugmentation(
                 num_augment=self.train_augment,
-                augment_fn=kwargs.get("augment_fn", "dihedral8"),
-                feats=kwargs.get("feats"),
+                augment_fn=self.hparams["augment_fn"],
+                first_aug_identity=self.hparams["first_aug_identity"],
+                feats=self.hparams["feats"],
             )
             if self.train_augment > 1
             else None
