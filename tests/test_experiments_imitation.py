@@ -252,6 +252,7 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
         if arm in settings.LEADER_WEIGHTS
         and parent in settings.LEADER_WEIGHTS
         and arm not in settings.TRAIN_COPIES
+        and settings.LEADER_WEIGHTS[arm] != settings.LEADER_WEIGHTS[parent]
     }
     assert "leader8" in doublings
     for arm, parent in doublings.items():
@@ -282,6 +283,19 @@ def test_the_intro_names_the_arm_trained_over_the_dihedral_copies_and_its_contro
     # the parent's weight and rate: the copies are the one change
     assert settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]
     assert settings.pomo_lr(arm) == settings.pomo_lr(parent)
+
+
+def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
+    intro = " ".join(command._intro())
+    # leader16's weight, four times its rate (2.5e-05), no control going on beside it
+    assert (
+        "`leader16-swa` from `leader16`'s at its weight (16) with Adam 0.0001 (4 times its rate), "
+        "its weights to be averaged"
+    ) in intro
+    assert "`leader16-swa` from `leader16`'s with the leader reward times" not in intro
+    assert "leader16-swa" not in settings.CONTROLS
+    assert settings.pomo_batch("leader16-swa") == settings.pomo_batch("leader16")
+    assert settings.train_augment("leader16-swa") == 1
 
 
 def test_a_new_leader_arm_reaches_the_intro_from_the_settings_tables(monkeypatch):

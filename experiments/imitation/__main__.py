@@ -108,7 +108,7 @@ def behind_arm(states: dict) -> str:
 
 def _leader_doublings() -> str:
     """One clause per arm of the preset in use that branches from a leader arm with the leader
-    reward at another weight or over the dihedral copies of its instances
+    reward at another weight, over the dihedral copies of its instances or at another rate
     (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
     :data:`.settings.TRAIN_COPIES`, :data:`.settings.CONTROLS`), in the preset's arm order,
     joined by semicolons."""
@@ -126,6 +126,12 @@ def _leader_doublings() -> str:
                 f"the {copies} dihedral copies of {batch} instances (as many rollouts as "
                 f"{batch * copies} instances) with all of an instance's rollouts one group (one "
                 "baseline, one leader: the rollout x8 decoding keeps)"
+            )
+        elif settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]:  # another rate
+            rate, parent_rate = settings.pomo_lr(arm), settings.pomo_lr(parent)
+            change = (
+                f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) with Adam {rate:g} "
+                f"({rate / parent_rate:g} times its rate), its weights to be averaged"
             )
         else:
             change = f"with the leader reward times {settings.LEADER_WEIGHTS[arm]:g}"

@@ -44,7 +44,12 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   so as many rollouts a step as ``leader16``'s), all 8 x N rollouts of an instance one group (one
   baseline, one leader: the rollout x8 decoding keeps), ``leader16`` going on beside it as its
   control: whether aiming at what the x8 decoding keeps leaves the plateau that the weight
-  doublings and the weight averages reached.
+  doublings and the weight averages reached;
+- ``leader16-swa``: branches from ``leader16`` at its weight and four times its rate
+  (:data:`POMO_LR`, the rate the line came down from), its committed weights to be averaged
+  (``average``; stochastic weight averaging at a higher constant rate, Izmailov et al. 2018):
+  whether the mean of weights that move further apart than ``leader16``'s (whose averages along
+  its level stretch stayed level with each other) leaves the plateau.
 
 clrp100 (:func:`use_preset`) has eight arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
@@ -91,6 +96,7 @@ ARMS = (
     "leader16",
     "leader32",
     "leader16-aug",
+    "leader16-swa",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -105,6 +111,7 @@ BRANCHES = {
     "leader16": "leader8",
     "leader32": "leader16",
     "leader16-aug": "leader16",
+    "leader16-swa": "leader16",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -139,6 +146,7 @@ LEADER_WEIGHTS = {
     "leader32": 32.0,
     "leader16-aug": 16.0,
     "leader8-aug": 8.0,
+    "leader16-swa": 16.0,
 }
 #: Copies of each instance a training step decodes, of the arms that decode more than the
 #: instance as drawn (``build_model``'s ``train_augment``: the dihedral eight, all of an
