@@ -298,6 +298,77 @@ def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
     assert settings.train_augment("leader16-swa") == 1
 
 
+def test_the_intro_names_the_grown_arm_with_its_layers_rates_and_control():
+    intro = " ".join(command._intro())
+    assert (
+        "`leader16-deep` from `leader16`'s at its weight (16) and rate with its encoder grown "
+        "from 3 to 6 layers (the new ones starting as the identity, at Adam 0.0001), `leader16` "
+        "going on beside it as its control"
+    ) in intro
+    # one change from leader16: the depth (the new layers' own rate comes with them)
+    assert settings.LEADER_WEIGHTS["leader16-deep"] == settings.LEADER_WEIGHTS["leader16"]
+    assert settings.pomo_lr("leader16-deep") == settings.pomo_lr("leader16")
+    assert settings.pomo_batch("leader16-deep") == settings.pomo_batch("leader16")
+    assert settings.train_augment("leader16-deep") == 1
+
+
+def test_a_grown_branch_starts_from_its_parents_weights_in_a_deeper_encoder(arms, monkeypatch):
+    from experiments.imitation.growth import encoder_layers
+    from experiments.imitation.state import arm_policy
+
+    options, _, tmp = arms
+    layers = TINY["num_encoder_layers"]
+    monkeypatch.setattr(settings, "BRANCHES", {"deep": "pomo"})
+    monkeypatch.setattr(settings, "POMO_LRS", {"deep": 2.5e-5})
+    monkeypatch.setattr(settings, "GROWN_ARMS", {"deep": (layers, layers + 2)})
+    monkeypatch.setattr(settings, "ARMS", (*settings.ARMS, "deep"))
+    train(options("pomo", max_steps=2))
+    parent_weights = load_committed(tmp / "report" / "pomo", ArmState)[1]
+    groups = []
+    real_adam = torch.optim.Adam
+
+    def spy_adam(params, **kw):
+        params = list(params)
+        groups.append(params)
+        return real_adam(params, **kw)
+
+    monkeypatch.setattr(torch.optim, "Adam", spy_adam)
+    seen = []
+
+    def first_evaluation(policy):
+        seen.append((policy, {k: v.clone() for k, v in policy.state_dict().items()}))
+        return 1.0
+
+    train(options("deep", max_steps=1, evaluate_fn=first_evaluation))
+    grown, first = seen[0]
+    assert len(encoder_layers(grown)) == layers + 2
+    # evaluated first with the parent's weights, in the grown encoder
+    assert all(torch.equal(first[k], parent_weights[k]) for k in parent_weights)
+    assert len(first) > len(parent_weights)
+    # two groups: the parent's parameters at the arm's rate, the new layers' at their own
+    (grouped,) = groups
+    assert [g["lr"] for g in grouped] == [2.5e-5, settings.GROWN_LAYER_LR]
+    named = dict(grown.named_parameters())
+    new_names = {k for k in named if k not in parent_weights}
+    assert sum(p.numel() for p in grouped[1]["params"]) == sum(named[k].numel() for k in new_names)
+    # the committed state loads into the arm's own (grown) architecture
+    state, weights = load_committed(tmp / "report" / "deep", ArmState)
+    policy = arm_policy(weights, options("deep").start_model, "deep")
+    assert len(encoder_layers(policy)) == layers + 2
+    assert all(torch.equal(policy.state_dict()[k], weights[k]) for k in weights)
+
+
+def test_a_grown_branch_refuses_a_parent_of_another_depth(arms, monkeypatch):
+    options, _, tmp = arms
+    layers = TINY["num_encoder_layers"]
+    monkeypatch.setattr(settings, "BRANCHES", {"deep": "pomo"})
+    monkeypatch.setattr(settings, "GROWN_ARMS", {"deep": (layers + 1, layers + 3)})
+    monkeypatch.setattr(settings, "ARMS", (*settings.ARMS, "deep"))
+    train(options("pomo", max_steps=1))
+    with pytest.raises(ValueError, match=f"'deep' grows {layers + 1} encoder layers; its parent"):
+        train(options("deep", max_steps=1))
+
+
 def test_a_new_leader_arm_reaches_the_intro_from_the_settings_tables(monkeypatch):
     arms = (*settings.preset_arms(), "leader64")
     monkeypatch.setitem(settings.PRESET_ARMS, "clrp50", arms)
@@ -505,6 +576,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "leader16": "leader8",
         "leader32": "leader16",
         "leader16-aug": "leader16",
+        "leader16-deep": "leader16",
     }
     assert (settings.START_MODEL, settings.REPORT_DIR, settings.WORK_DIR) == clrp50[:3]
     assert settings.LABELS_DIR == clrp50[3] and settings.eval_every_cpu_hours() == 0.25

@@ -108,10 +108,10 @@ def behind_arm(states: dict) -> str:
 
 def _leader_doublings() -> str:
     """One clause per arm of the preset in use that branches from a leader arm with the leader
-    reward at another weight, over the dihedral copies of its instances or at another rate
-    (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
-    :data:`.settings.TRAIN_COPIES`, :data:`.settings.CONTROLS`), in the preset's arm order,
-    joined by semicolons."""
+    reward at another weight, with a deeper encoder, over the dihedral copies of its instances
+    or at another rate (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
+    :data:`.settings.GROWN_ARMS`, :data:`.settings.TRAIN_COPIES`, :data:`.settings.CONTROLS`),
+    in the preset's arm order, joined by semicolons."""
     clauses = []
     for arm in settings.preset_arms():
         parent = settings.BRANCHES.get(arm)
@@ -119,7 +119,14 @@ def _leader_doublings() -> str:
             continue
         control = settings.CONTROLS.get(arm)
         copies = settings.train_augment(arm)
-        if copies > 1:  # the parent's weight and rate, over each instance's dihedral copies
+        grown = settings.GROWN_ARMS.get(arm)
+        if grown is not None:  # the parent's weight and rate, a deeper encoder
+            change = (
+                f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) and rate with its encoder "
+                f"grown from {grown[0]} to {grown[1]} layers (the new ones starting as the "
+                f"identity, at Adam {settings.GROWN_LAYER_LR:g})"
+            )
+        elif copies > 1:  # the parent's weight and rate, over each instance's dihedral copies
             batch = settings.pomo_batch(arm)
             change = (
                 f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) and rate, each step decoding "

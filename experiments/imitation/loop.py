@@ -32,6 +32,7 @@ from ..training.precision import MixedPrecision
 from ..training.state import choose_resume, load_committed, load_local, save_committed, save_local
 from . import settings
 from .curve import append_point, write_curve_png
+from .growth import deeper, encoder_layers, grown_parameters
 from .state import ArmState, committed_arm, start_policy
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,16 @@ def _fresh_state(options: ArmOptions) -> tuple[ArmState, dict[str, torch.Tensor]
         state, weights = loaded
         state.arm = options.arm
         state.eval_at_cpu_hours = None  # the branch's curve starts with its parent's weights
+        grown = settings.GROWN_ARMS.get(options.arm)
+        if grown is not None:  # the parent's weights in the grown encoder
+            parent_policy = start_policy(parent, options.start_model)
+            parent_policy.load_state_dict(weights)
+            if len(encoder_layers(parent_policy)) != grown[0]:
+                raise ValueError(
+                    f"arm: {options.arm!r} grows {grown[0]} encoder layers; its parent "
+                    f"{parent!r} has {len(encoder_layers(parent_policy))}"
+                )
+            weights = deeper(parent_policy, grown[1], options.seed).state_dict()
         return state, weights
     scratch = options.arm in settings.SCRATCH_ARMS
     state = ArmState(arm=options.arm, start_model="scratch" if scratch else options.start_model)
@@ -134,8 +145,19 @@ def _fresh_state(options: ArmOptions) -> tuple[ArmState, dict[str, torch.Tensor]
 
 
 def _optimizer(policy: torch.nn.Module, phase: str, arm: str) -> torch.optim.Optimizer:
+    """Adam at the phase's rate; an arm of :data:`.settings.GROWN_ARMS` trains its new encoder
+    layers at :data:`.settings.GROWN_LAYER_LR` (a second parameter group)."""
     lr = settings.IMITATION_LR if phase == "imitation" else settings.pomo_lr(arm)
-    return torch.optim.Adam(policy.parameters(), lr=lr, weight_decay=settings.WEIGHT_DECAY)
+    grown = settings.GROWN_ARMS.get(arm)
+    if grown is None:
+        return torch.optim.Adam(policy.parameters(), lr=lr, weight_decay=settings.WEIGHT_DECAY)
+    new = grown_parameters(policy, grown[0])
+    named = list(policy.named_parameters())
+    groups = [
+        {"params": [p for name, p in named if name not in new], "lr": lr},
+        {"params": [p for name, p in named if name in new], "lr": settings.GROWN_LAYER_LR},
+    ]
+    return torch.optim.Adam(groups, weight_decay=settings.WEIGHT_DECAY)
 
 
 def train(options: ArmOptions) -> ArmState:

@@ -49,7 +49,13 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   (:data:`POMO_LR`, the rate the line came down from), its committed weights to be averaged
   (``average``; stochastic weight averaging at a higher constant rate, Izmailov et al. 2018):
   whether the mean of weights that move further apart than ``leader16``'s (whose averages along
-  its level stretch stayed level with each other) leaves the plateau.
+  its level stretch stayed level with each other) leaves the plateau;
+- ``leader16-deep``: branches from ``leader16`` at its weight and rate with its encoder grown
+  from 3 to 6 layers (:data:`GROWN_ARMS`, the paper's depth; :func:`.growth.deeper`: the new
+  layers start as the identity, so the grown policy decodes as its parent did), the new layers
+  at :data:`GROWN_LAYER_LR`, ``leader16`` going on beside it as its control: whether capacity,
+  which the weight averages could not add, leaves the plateau (the paper's model is 256-d with
+  6 layers; ours 128-d with 3, and a layer of the encoder costs a few per cent of a step).
 
 clrp100 (:func:`use_preset`) has eight arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
@@ -97,6 +103,7 @@ ARMS = (
     "leader32",
     "leader16-aug",
     "leader16-swa",
+    "leader16-deep",
 )
 #: Arms that start from another arm's committed state (weights and counters) instead of
 #: :data:`START_MODEL`: arm -> the arm it branches from.
@@ -112,6 +119,7 @@ BRANCHES = {
     "leader32": "leader16",
     "leader16-aug": "leader16",
     "leader16-swa": "leader16",
+    "leader16-deep": "leader16",
 }
 
 #: POMO (both arms): instances per step, Adam's learning rate and weight decay (the paper's),
@@ -135,6 +143,7 @@ POMO_LRS = {
     "leader32": 2.5e-5,
     "leader16-aug": 2.5e-5,
     "leader8-aug": 2.5e-5,
+    "leader16-deep": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
@@ -147,6 +156,7 @@ LEADER_WEIGHTS = {
     "leader16-aug": 16.0,
     "leader8-aug": 8.0,
     "leader16-swa": 16.0,
+    "leader16-deep": 16.0,
 }
 #: Copies of each instance a training step decodes, of the arms that decode more than the
 #: instance as drawn (``build_model``'s ``train_augment``: the dihedral eight, all of an
@@ -161,6 +171,7 @@ CONTROLS = {
     "leader16": "leader8",
     "leader32": "leader16",
     "leader16-aug": "leader16",
+    "leader16-deep": "leader16",
 }
 #: POMO's instances per step of the arms that do not use :data:`POMO_BATCH` (an arm with
 #: :data:`TRAIN_COPIES` copies takes :data:`POMO_BATCH` / copies: as many rollouts a step).
@@ -180,6 +191,12 @@ GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow", "wide")
 SCRATCH_ARMS = {
     "wide": {"embed_dim": 256, "num_encoder_layers": 6, "num_heads": 16, "feedforward_hidden": 512}
 }
+#: Arms whose model is their parent's with a deeper encoder (:func:`.growth.deeper`): arm ->
+#: (the parent's encoder layers, the arm's). The new layers train at :data:`GROWN_LAYER_LR`, the
+#: others at the arm's POMO rate; a new layer's output layers start at zero, so at the rate the
+#: parent came down to they would stay near the identity for hundreds of steps.
+GROWN_ARMS = {"leader16-deep": (3, 6)}
+GROWN_LAYER_LR = POMO_LR
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
 #: the labels, what the loss scores (``clrp_rl4co.models.imitation.LIKELIHOODS``).

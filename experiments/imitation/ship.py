@@ -46,8 +46,8 @@ ROOT_RECIPES = {
 
 def arm_recipe(arm: str, examples: int = 0) -> str:
     """What ``arm`` did after the shipped start: its root arm's recipe, then one clause per
-    branch on the way to ``arm`` (:data:`.settings.BRANCHES`), each with its device, batch and
-    rate."""
+    branch on the way to ``arm`` (:data:`.settings.BRANCHES`), each with its device, batch,
+    rate and what else differs."""
     chain = [arm]
     while chain[-1] in settings.BRANCHES:
         chain.append(settings.BRANCHES[chain[-1]])
@@ -59,11 +59,18 @@ def arm_recipe(arm: str, examples: int = 0) -> str:
         where = "a GPU" if branch in settings.GPU_ARMS else "one CPU thread"
         leader = settings.LEADER_WEIGHTS.get(branch)
         copies = settings.train_augment(branch)
+        grown = settings.GROWN_ARMS.get(branch)
         text += (
             f", then from the {settings.BRANCHES[branch]} arm's committed state POMO on {where} "
             f"(batch {settings.pomo_batch(branch)}, Adam {settings.pomo_lr(branch):g}"
             + (f", leader reward weight {leader:g}" if leader is not None else "")
             + (f", each instance's {copies} dihedral copies one group" if copies > 1 else "")
+            + (
+                f", the encoder grown from {grown[0]} to {grown[1]} layers, the new ones at "
+                f"Adam {settings.GROWN_LAYER_LR:g}"
+                if grown is not None
+                else ""
+            )
             + ")"
         )
     return text
@@ -175,7 +182,7 @@ def ship(
     shipped_path = Path(pretrained_dir) / shipped_name
     shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
     start = arm_start(state)
-    candidate = arm_policy(weights, start)
+    candidate = arm_policy(weights, start, arm)
     arm_costs = per_instance_x8(candidate, instances)
     better = beats(arm_costs, shipped_costs)
     row = paired_row(label, arm_costs, shipped_costs)

@@ -57,20 +57,25 @@ def committed_arm(report_dir: Path, arm: str) -> tuple[ArmState, dict[str, torch
 
 
 def start_policy(arm: str, start_model: str, seed: int = 0) -> torch.nn.Module:
-    """The policy ``arm`` starts from: ``start_model`` (:func:`.settings.start_model_path`), or
-    for an arm of :data:`.settings.SCRATCH_ARMS` a DRLHQ policy of its architecture with
-    random weights drawn from ``seed``."""
+    """The policy ``arm`` starts from: ``start_model`` (:func:`.settings.start_model_path`), for
+    an arm of :data:`.settings.GROWN_ARMS` that model with its encoder grown
+    (:func:`.growth.deeper`, new layers seeded by ``seed``), or for an arm of
+    :data:`.settings.SCRATCH_ARMS` a DRLHQ policy of its architecture with random weights drawn
+    from ``seed``."""
     from clrp_rl4co.models import load_policy
     from clrp_rl4co.policies import build_policy
 
     from . import settings
+    from .growth import deeper
 
     scratch = settings.SCRATCH_ARMS.get(arm)
     if scratch is not None:
         with torch.random.fork_rng():  # the caller's random stream stays as it was
             torch.manual_seed(seed)
             return build_policy("drlhq", **scratch)
-    return load_policy(settings.start_model_path(start_model))
+    policy = load_policy(settings.start_model_path(start_model))
+    grown = settings.GROWN_ARMS.get(arm)
+    return policy if grown is None else deeper(policy, grown[1], seed)
 
 
 def arm_start(state: ArmState) -> str:
