@@ -124,10 +124,11 @@ def _fresh_state(options: ArmOptions) -> tuple[ArmState, dict[str, torch.Tensor]
         if grown is not None:  # the parent's weights in the grown encoder
             parent_policy = start_policy(parent, options.start_model)
             parent_policy.load_state_dict(weights)
-            if len(encoder_layers(parent_policy)) != grown[0]:
+            parent_layers = len(encoder_layers(parent_policy))
+            if parent_layers != grown[0]:
                 raise ValueError(
                     f"arm: {options.arm!r} grows {grown[0]} encoder layers; its parent "
-                    f"{parent!r} has {len(encoder_layers(parent_policy))}"
+                    f"{parent!r} has {parent_layers}"
                 )
             weights = deeper(parent_policy, grown[1], options.seed).state_dict()
         return state, weights
