@@ -259,7 +259,8 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
         weight = settings.LEADER_WEIGHTS[arm]
         assert weight == 2 * settings.LEADER_WEIGHTS[parent]  # each doubles its parent's
         assert (
-            f"`{arm}` from `{parent}`'s with the leader reward times {weight:g}, "
+            f"`{arm}` from `{parent}`'s state: POMO on one CPU thread (batch 64, Adam "
+            f"{settings.pomo_lr(parent):g}, leader reward weight {weight:g}), "
             f"`{settings.CONTROLS[arm]}` going on beside it as its control"
         ) in intro
 
@@ -273,13 +274,12 @@ def test_the_intro_names_the_arm_trained_over_the_dihedral_copies_and_its_contro
 ):
     settings.use_preset(preset)
     intro = " ".join(command._intro())
+    # 8 instances a step: their 8 copies make as many rollouts as 64 instances
     assert (
-        f"`{arm}` from `{parent}`'s at its weight ({weight}) and rate, each step decoding the 8 "
-        "dihedral copies of 8 instances (as many rollouts as 64 instances) with all of an "
-        "instance's rollouts one group (one baseline, one leader: the rollout x8 decoding "
-        f"keeps), `{parent}` going on beside it as its control"
+        f"`{arm}` from `{parent}`'s state: POMO on one CPU thread (batch 8, Adam "
+        f"{settings.pomo_lr(parent):g}, leader reward weight {weight}, each instance's 8 "
+        f"dihedral copies one group), `{parent}` going on beside it as its control"
     ) in intro
-    assert f"`{arm}` from `{parent}`'s with the leader reward times" not in intro
     # the parent's weight and rate: the copies are the one change
     assert settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]
     assert settings.pomo_lr(arm) == settings.pomo_lr(parent)
@@ -289,10 +289,9 @@ def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
     intro = " ".join(command._intro())
     # leader16's weight, four times its rate (2.5e-05), no control going on beside it
     assert (
-        "`leader16-swa` from `leader16`'s at its weight (16) with Adam 0.0001 (4 times its rate), "
-        "its weights to be averaged"
+        "`leader16-swa` from `leader16`'s state: POMO on one CPU thread (batch 64, Adam 0.0001, "
+        "leader reward weight 16); "
     ) in intro
-    assert "`leader16-swa` from `leader16`'s with the leader reward times" not in intro
     assert "leader16-swa" not in settings.CONTROLS
     assert settings.pomo_batch("leader16-swa") == settings.pomo_batch("leader16")
     assert settings.train_augment("leader16-swa") == 1
@@ -301,9 +300,9 @@ def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
 def test_the_intro_names_the_grown_arm_with_its_layers_rates_and_control():
     intro = " ".join(command._intro())
     assert (
-        "`leader16-deep` from `leader16`'s at its weight (16) and rate with its encoder grown "
-        "from 3 to 6 layers (the new ones starting as the identity, at Adam 0.0001), `leader16` "
-        "going on beside it as its control"
+        "`leader16-deep` from `leader16`'s state: POMO on one CPU thread (batch 64, Adam "
+        "2.5e-05, leader reward weight 16, the encoder grown from 3 to 6 layers, the new ones "
+        "starting as the identity at Adam 0.0001), `leader16` going on beside it as its control"
     ) in intro
     # one change from leader16: the depth (the new layers' own rate comes with them)
     assert settings.LEADER_WEIGHTS["leader16-deep"] == settings.LEADER_WEIGHTS["leader16"]
@@ -377,8 +376,8 @@ def test_a_new_leader_arm_reaches_the_intro_from_the_settings_tables(monkeypatch
     monkeypatch.setitem(settings.LEADER_WEIGHTS, "leader64", 64.0)
     intro = " ".join(command._intro())
     assert (
-        "`leader64` from `leader32`'s with the leader reward times 64, `leader32` going on "
-        "beside it as its control"
+        "`leader64` from `leader32`'s state: POMO on one CPU thread (batch 64, Adam 0.0001, "
+        "leader reward weight 64), `leader32` going on beside it as its control"
     ) in intro
 
 

@@ -181,7 +181,7 @@ def test_a_branchs_recipe_names_every_step_from_the_shipped_start():
     assert shipping.arm_recipe("leader16-deep").endswith(  # leader16 with a deeper encoder
         "leader reward weight 16), then from the leader16 arm's committed state POMO on one CPU "
         "thread (batch 64, Adam 2.5e-05, leader reward weight 16, the encoder grown from 3 to 6 "
-        "layers, the new ones at Adam 0.0001)"
+        "layers, the new ones starting as the identity at Adam 0.0001)"
     )
     # a batch of its own: a GPU arm's, or an augmented arm's 64 rollouts a start as POMO's
     assert set(settings.POMO_BATCHES) == {*settings.GPU_ARMS, *settings.TRAIN_COPIES}

@@ -107,43 +107,20 @@ def behind_arm(states: dict) -> str:
 
 
 def _leader_doublings() -> str:
-    """One clause per arm of the preset in use that branches from a leader arm with the leader
-    reward at another weight, with a deeper encoder, over the dihedral copies of its instances
-    or at another rate (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`,
-    :data:`.settings.GROWN_ARMS`, :data:`.settings.TRAIN_COPIES`, :data:`.settings.CONTROLS`),
-    in the preset's arm order, joined by semicolons."""
+    """One clause per arm of the preset in use that branches from a leader arm and trains with
+    the leader reward (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`), in the
+    preset's arm order, joined by semicolons: how it trains (:func:`.ship.branch_clause`) and
+    the control going on beside it (:data:`.settings.CONTROLS`), if any."""
+    from .ship import branch_clause
+
     clauses = []
     for arm in settings.preset_arms():
         parent = settings.BRANCHES.get(arm)
         if arm not in settings.LEADER_WEIGHTS or parent not in settings.LEADER_WEIGHTS:
             continue
         control = settings.CONTROLS.get(arm)
-        copies = settings.train_augment(arm)
-        grown = settings.GROWN_ARMS.get(arm)
-        if grown is not None:  # the parent's weight and rate, a deeper encoder
-            change = (
-                f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) and rate with its encoder "
-                f"grown from {grown[0]} to {grown[1]} layers (the new ones starting as the "
-                f"identity, at Adam {settings.GROWN_LAYER_LR:g})"
-            )
-        elif copies > 1:  # the parent's weight and rate, over each instance's dihedral copies
-            batch = settings.pomo_batch(arm)
-            change = (
-                f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) and rate, each step decoding "
-                f"the {copies} dihedral copies of {batch} instances (as many rollouts as "
-                f"{batch * copies} instances) with all of an instance's rollouts one group (one "
-                "baseline, one leader: the rollout x8 decoding keeps)"
-            )
-        elif settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]:  # another rate
-            rate, parent_rate = settings.pomo_lr(arm), settings.pomo_lr(parent)
-            change = (
-                f"at its weight ({settings.LEADER_WEIGHTS[arm]:g}) with Adam {rate:g} "
-                f"({rate / parent_rate:g} times its rate), its weights to be averaged"
-            )
-        else:
-            change = f"with the leader reward times {settings.LEADER_WEIGHTS[arm]:g}"
         clauses.append(
-            f"`{arm}` from `{parent}`'s {change}"
+            f"`{arm}` from `{parent}`'s state: {branch_clause(arm)}"
             + (f", `{control}` going on beside it as its control" if control else "")
         )
     return "; ".join(clauses)

@@ -44,10 +44,31 @@ ROOT_RECIPES = {
 }
 
 
+def branch_clause(branch: str) -> str:
+    """How ``branch`` trains from its parent's committed state (:data:`.settings.BRANCHES`):
+    POMO with its device, batch and rate, then each other difference (leader reward weight,
+    dihedral grouping, grown encoder), e.g. ``POMO on one CPU thread (batch 64, Adam 2.5e-05,
+    leader reward weight 16)``; one wording for :func:`arm_recipe` and the report's intro."""
+    where = "a GPU" if branch in settings.GPU_ARMS else "one CPU thread"
+    details = [f"batch {settings.pomo_batch(branch)}", f"Adam {settings.pomo_lr(branch):g}"]
+    leader = settings.LEADER_WEIGHTS.get(branch)
+    if leader is not None:
+        details.append(f"leader reward weight {leader:g}")
+    copies = settings.train_augment(branch)
+    if copies > 1:
+        details.append(f"each instance's {copies} dihedral copies one group")
+    grown = settings.GROWN_ARMS.get(branch)
+    if grown is not None:
+        details.append(
+            f"the encoder grown from {grown[0]} to {grown[1]} layers, the new ones starting as "
+            f"the identity at Adam {settings.GROWN_LAYER_LR:g}"
+        )
+    return f"POMO on {where} ({', '.join(details)})"
+
+
 def arm_recipe(arm: str, examples: int = 0) -> str:
-    """What ``arm`` did after the shipped start: its root arm's recipe, then one clause per
-    branch on the way to ``arm`` (:data:`.settings.BRANCHES`), each with its device, batch,
-    rate and what else differs."""
+    """What ``arm`` did after the shipped start: its root arm's recipe, then one
+    :func:`branch_clause` per branch on the way to ``arm`` (:data:`.settings.BRANCHES`)."""
     chain = [arm]
     while chain[-1] in settings.BRANCHES:
         chain.append(settings.BRANCHES[chain[-1]])
@@ -56,22 +77,9 @@ def arm_recipe(arm: str, examples: int = 0) -> str:
         batch=settings.pomo_batch(root), lr=settings.pomo_lr(root), examples=examples
     )
     for branch in branches:
-        where = "a GPU" if branch in settings.GPU_ARMS else "one CPU thread"
-        leader = settings.LEADER_WEIGHTS.get(branch)
-        copies = settings.train_augment(branch)
-        grown = settings.GROWN_ARMS.get(branch)
         text += (
-            f", then from the {settings.BRANCHES[branch]} arm's committed state POMO on {where} "
-            f"(batch {settings.pomo_batch(branch)}, Adam {settings.pomo_lr(branch):g}"
-            + (f", leader reward weight {leader:g}" if leader is not None else "")
-            + (f", each instance's {copies} dihedral copies one group" if copies > 1 else "")
-            + (
-                f", the encoder grown from {grown[0]} to {grown[1]} layers, the new ones at "
-                f"Adam {settings.GROWN_LAYER_LR:g}"
-                if grown is not None
-                else ""
-            )
-            + ")"
+            f", then from the {settings.BRANCHES[branch]} arm's committed state "
+            + branch_clause(branch)
         )
     return text
 
