@@ -106,7 +106,7 @@ def behind_arm(states: dict) -> str:
     )
 
 
-def _leader_doublings() -> str:
+def _leader_branches() -> str:
     """One clause per arm of the preset in use that branches from a leader arm and trains with
     the leader reward (:data:`.settings.BRANCHES`, :data:`.settings.LEADER_WEIGHTS`), in the
     preset's arm order, joined by semicolons: how it trains (:func:`.ship.branch_clause`) and
@@ -155,7 +155,7 @@ def _intro() -> list[str]:
             f"`pomo-slower` from `pomo-slow`'s with {settings.pomo_lr('pomo-slower'):g}, and "
             f"`leader` from `pomo-slow`'s at its rate ({settings.pomo_lr('leader'):g}) with the "
             f"leader reward (times {settings.LEADER_WEIGHTS['leader']:g}), the `pomo-slow` arm "
-            f"going on beside it as its control; {_leader_doublings()}. {evaluation}"
+            f"going on beside it as its control; {_leader_branches()}. {evaluation}"
         )
     else:
         plural = "es" if settings.IMITATION_EPOCHS != 1 else ""
@@ -180,7 +180,7 @@ def _intro() -> list[str]:
             f"weights) on one CPU thread with Adam {settings.pomo_lr('leader'):g} and the "
             "leader reward (the best start's advantage times "
             f"{settings.LEADER_WEIGHTS['leader']:g}, `clrp_rl4co.models.LeaderRewardPOMO`), and "
-            f"its control `pomo-cpu-slow` the same with POMO's own loss; {_leader_doublings()}."
+            f"its control `pomo-cpu-slow` the same with POMO's own loss; {_leader_branches()}."
         )
     return [
         f"# Imitation against POMO at equal CPU hours ({settings.PRESET})",
