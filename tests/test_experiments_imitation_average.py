@@ -14,7 +14,7 @@ from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.policies import build_policy
 from experiments.imitation import average as averaging
 from experiments.imitation import ship as shipping
-from experiments.imitation.state import ArmState
+from experiments.imitation.state import ArmState, hours_label
 from experiments.training.state import load_committed, save_committed
 
 
@@ -52,12 +52,16 @@ def _git(repo, *args):
 def history(tmp_path):
     """A git repository whose ``report/pomo`` holds three committed states of one arm, with
     its start model beside it; returns (tmp_path, the commits, the weights of each)."""
+    return _history(tmp_path, (1.0, 1.5, 2.0))
+
+
+def _history(tmp_path, hours_of_each):
     _git(tmp_path, "init", "-q")
     start = tmp_path / "start" / "drlhq_clrp50"
     torch.manual_seed(0)
     build_policy("drlhq", **TINY).save_pretrained(start, extra={"training_instances": 100})
     commits, weights = [], []
-    for number, hours in enumerate((1.0, 1.5, 2.0)):
+    for number, hours in enumerate(hours_of_each):
         torch.manual_seed(10 + number)
         policy_weights = build_policy("drlhq", **TINY).state_dict()
         state = ArmState(arm="pomo", cpu_hours=hours, instances=640 * (number + 1))
@@ -112,6 +116,16 @@ def test_the_average_is_the_mean_of_the_weights_the_commits_hold(history):
     # the arm's own state stays the newest commit's
     own = load_committed(tmp_path / "report" / "pomo", ArmState)[1]
     assert all(torch.equal(own[key], value) for key, value in weights[2].items())
+
+
+def test_the_hours_of_an_average_read_as_each_state_labels_itself(tmp_path):
+    # 33.02504 CPU h labels itself 33.03; rounded to 33.025 first, it would read 33.02
+    _, commits, _ = _history(tmp_path, (32.5, 33.02504))
+    sources = averaging.average("pomo", commits, tmp_path / "report", lambda policy: 27.0)
+    assert sources["cpu_hours"] == [32.5, 33.02504]
+    assert averaging.hours_list(sources["cpu_hours"]) == "32.50, 33.03"
+    state = load_committed(tmp_path / "report" / "pomo" / "average", ArmState)[0]
+    assert hours_label(state) == "33.03 CPU h"
 
 
 def test_revisions_that_cannot_be_averaged_are_refused(history):

@@ -147,7 +147,7 @@ def average(
     sources = {
         "command": command,
         "revisions": list(revisions),
-        "cpu_hours": [round(h, 3) for h in hours],
+        "cpu_hours": hours,  # unrounded: reports round once, as each state's label does
         "x8": x8,
         "x8_of_each": x8_of_each,
     }
