@@ -12,7 +12,12 @@ load hits all alike (median of ``--rounds``):
   instance: more instances per CPU second, a different estimate of the gradient);
 - ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder;
 - ``leader reward W`` (``--leader W``): fp32 POMO with the leader reward
-  (:class:`clrp_rl4co.models.LeaderRewardPOMO`), whose loss differs, not its rollouts.
+  (:class:`clrp_rl4co.models.LeaderRewardPOMO`), whose loss differs, not its rollouts;
+- ``... explicit attention`` (``--explicit-attention``): fp32 and bf16 autocast with every
+  attention of the policy (encoder layers and the decoder's glimpse) computed as two matrix
+  products and a softmax (RL4CO's ``scaled_dot_product_attention_simple``) instead of torch's
+  fused ``scaled_dot_product_attention`` kernel, whose bf16 backward on the CPU is the slow part
+  of a bf16 step.
 
 Prints the CPU's vector units as torch reports them, the load average before and after, and a
 Markdown table with each setting's ratio to ``fp32``.
@@ -31,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from rl4co.models.nn.attention import scaled_dot_product_attention_simple
 
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import generate_dataset
@@ -45,8 +51,24 @@ from experiments.training.precision import MixedPrecision  # noqa: E402
 
 
 def cpu_capability() -> str:
-    """torch's CPU capability (``AVX2``, ``AVX512``, ...): bf16 pays only with bf16 units."""
-    return torch.backends.cpu.get_cpu_capability()
+    """torch's CPU capability (``AVX2``, ``AVX512``, ...) and whether oneDNN finds bf16 units
+    (without them bf16 is emulated)."""
+    bf16_units = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    return f"{torch.backends.cpu.get_cpu_capability()}, bf16 units {'yes' if bf16_units else 'no'}"
+
+
+def explicit_attention(q, k, v, attn_mask=None, dmat=None, dropout_p=0.0, is_causal=False):
+    """RL4CO's unfused attention with the signature of its modules' ``sdpa_fn`` (``dmat`` is
+    never given by the CLRP policies)."""
+    return scaled_dot_product_attention_simple(q, k, v, attn_mask, dropout_p, is_causal)
+
+
+def with_explicit_attention(policy: torch.nn.Module) -> torch.nn.Module:
+    """``policy`` with every module's ``sdpa_fn`` replaced by :func:`explicit_attention`."""
+    for module in policy.modules():
+        if hasattr(module, "sdpa_fn"):
+            module.sdpa_fn = explicit_attention
+    return policy
 
 
 def make_step(
@@ -85,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-bf16", action="store_true", help="leave out bf16 autocast")
     parser.add_argument("--compile", action="store_true", help="add torch.compile (encoder)")
     parser.add_argument(
+        "--explicit-attention", action="store_true", help="add fp32 / bf16 with unfused attention"
+    )
+    parser.add_argument(
         "--leader", type=float, default=None, help="add POMO with the leader reward of this weight"
     )
     args = parser.parse_args(argv)
@@ -103,6 +128,13 @@ def main(argv: list[str] | None = None) -> None:
         settings[f"leader reward {args.leader:g}"] = make_step(
             policy, env, batch, None, leader_weight=args.leader
         )
+    if args.explicit_attention:
+        explicit = with_explicit_attention(load_policy(f"drlhq_{args.preset}").train())
+        settings["fp32, explicit attention"] = make_step(explicit, env, batch, None)
+        if not args.no_bf16:
+            settings["bf16 autocast, explicit attention"] = make_step(
+                explicit, env, batch, None, "bf16-mixed"
+            )
     if args.compile:
         compiled = load_policy(f"drlhq_{args.preset}").train()
         compiled.encoder = torch.compile(compiled.encoder)
