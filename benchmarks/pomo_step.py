@@ -20,7 +20,8 @@ load hits all alike (median of ``--rounds``):
   of a bf16 step.
 
 Prints the CPU's vector units as torch reports them, the load average before and after, and a
-Markdown table with each setting's ratio to ``fp32``.
+Markdown table with each setting's ratio to ``fp32``; ``--profile K`` adds, for each setting,
+the K operators of one more step that took the most CPU time themselves (``torch.profiler``).
 
     python benchmarks/pomo_step.py --preset clrp50 --batch 64 --rounds 3 --starts 25 10
 """
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-bf16", action="store_true", help="leave out bf16 autocast")
     parser.add_argument("--compile", action="store_true", help="add torch.compile (encoder)")
     parser.add_argument(
+        "--profile", type=int, default=0, metavar="K", help="the K costliest operators of a step"
+    )
+    parser.add_argument(
         "--explicit-attention", action="store_true", help="add fp32 / bf16 with unfused attention"
     )
     parser.add_argument(
@@ -160,6 +164,15 @@ def main(argv: list[str] | None = None) -> None:
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
     )
     print(markdown_table(["setting", "CPU s / step", "instances / CPU s", "ratio to fp32"], rows))
+    for name, step in settings.items() if args.profile else ():
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
+            step()
+        print(f"\n{name}: the {args.profile} operators with the most CPU time of their own")
+        print(
+            profiler.key_averages().table(
+                sort_by="self_cpu_time_total", row_limit=args.profile, max_name_column_width=48
+            )
+        )
 
 
 if __name__ == "__main__":
