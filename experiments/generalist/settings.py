@@ -4,8 +4,8 @@ The model size and the curriculum were chosen from the CPU throughput measuremen
 ``results/generalist/README.md`` (``python -m experiments.generalist throughput``): on one
 CPU thread a 64-d / 2-layer DRLHQ-CF trains about four times as many instances per hour as the
 128-d / 3-layer model, and at a few hundred thousand instances (what CPU hours buy) the smaller
-model is the better use of them. The CPUs this runs on have no bf16 matrix units (no AMX /
-AVX512-BF16), so training stays in float32.
+model is the better use of them. On a CPU bf16 autocast costs more than it saves, with or
+without bf16 units (``results/training/throughput.md``), so training stays in float32.
 """
 
 from __future__ import annotations
