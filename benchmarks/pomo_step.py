@@ -48,14 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the step is the training loops' (experiments.training)
     sys.path.insert(0, str(ROOT))
 
-from experiments.training.precision import MixedPrecision  # noqa: E402
-
-
-def cpu_capability() -> str:
-    """torch's CPU capability (``AVX2``, ``AVX512``, ...) and whether oneDNN finds bf16 units
-    (without them bf16 is emulated)."""
-    bf16_units = torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    return f"{torch.backends.cpu.get_cpu_capability()}, bf16 units {'yes' if bf16_units else 'no'}"
+from experiments.training.precision import MixedPrecision, cpu_units  # noqa: E402
 
 
 def explicit_attention(q, k, v, attn_mask=None, dmat=None, dropout_p=0.0, is_causal=False):
@@ -160,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     ]  # fmt: skip
     print(
         f"{args.preset}, drlhq_{args.preset}, batch {args.batch}, 1 thread, CPU capability "
-        f"{cpu_capability()}, median of {args.rounds} interleaved rounds; load average "
+        f"{cpu_units()}, median of {args.rounds} interleaved rounds; load average "
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
     )
     print(markdown_table(["setting", "CPU s / step", "instances / CPU s", "ratio to fp32"], rows))

@@ -4,7 +4,7 @@ autocast of the forward pass, and an optimizer step that equals the float32 one.
 import pytest
 import torch
 
-from experiments.training.precision import MixedPrecision
+from experiments.training.precision import MixedPrecision, cpu_units
 
 
 def test_the_cpu_trains_in_float32_unless_told_otherwise():
@@ -64,3 +64,9 @@ def test_an_overflowing_fp16_step_is_skipped_and_the_scale_halves():
     mixed.apply(loss, torch.optim.SGD([weight], lr=0.1), [weight], max_grad_norm=1.0)
     assert weight.detach().tolist() == [1.0, 2.0]
     assert mixed.scaler.get_scale() == scale / 2
+
+
+def test_the_cpu_units_name_torchs_capability_and_the_bf16_units():
+    capability, bf16 = cpu_units().split(", ")
+    assert capability == torch.backends.cpu.get_cpu_capability()
+    assert bf16 in ("bf16 units yes", "bf16 units no")

@@ -17,6 +17,7 @@ from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model
 from clrp_rl4co.policies import build_policy
 
+from ..training.precision import cpu_units
 from . import settings
 
 #: Candidate sizes: the run's and the 128-d / 3-layer model of the shipped same-budget runs.
@@ -32,18 +33,12 @@ CANDIDATES = {
 }
 
 
-def cpu_matrix_units() -> str:
-    """What torch reports of the CPU's vector / matrix units (bf16 is worth measuring only with
-    AMX or AVX512-BF16)."""
-    return torch.backends.cpu.get_cpu_capability()
-
-
 def measure(seconds: float = 60.0, sizes: Sequence[int] = (50, 100)) -> list[str]:
     """Lines of a report: per N, each candidate's training instances / s and the ratio."""
     torch.set_num_threads(1)
     torch.set_float32_matmul_precision("highest")
     env = CLRPEnv(check_actions=False)
-    lines = [f"torch CPU capability: {cpu_matrix_units()}; 1 thread, float32"]
+    lines = [f"torch CPU capability: {cpu_units()}; 1 thread, float32"]
     for num_loc in sizes:
         generator = CLRPGenerator(preset="mixed", num_loc=num_loc)
         batch = settings.batch_size(num_loc)

@@ -23,6 +23,13 @@ AUTOCAST_DTYPES: dict[str, torch.dtype | None] = {
 }
 
 
+def cpu_units() -> str:
+    """torch's CPU capability (``AVX2``, ``AVX512``, ...) and whether oneDNN finds bf16 units
+    (without them bf16 is emulated), as the throughput reports print them."""
+    bf16_units = torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    return f"{torch.backends.cpu.get_cpu_capability()}, bf16 units {'yes' if bf16_units else 'no'}"
+
+
 @contextlib.contextmanager
 def autocast_for(precision: str, device: torch.device) -> Iterator[None]:
     """The autocast of a Lightning precision (``bf16-mixed`` / ``16-mixed``) on ``device``;
