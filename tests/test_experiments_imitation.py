@@ -199,7 +199,12 @@ def test_the_command_line_takes_every_presets_arms_and_the_preset_holds_them_to_
     assert parser.parse_args(["--preset", "clrp100", "ship", "--arm", "pomo-leader"]).arm == (
         "pomo-leader"
     )
-    assert settings.all_arms() == (*settings.ARMS, "pomo-leader", "leader8-aug")  # each once
+    assert settings.all_arms() == (
+        *settings.ARMS,
+        "pomo-leader",
+        "leader8-aug",
+        "leader8-deep",
+    )  # each once
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--arm", "no-such-arm", "--hours", "1"])
     with pytest.raises(ValueError, match="'pomo-leader' is not one of clrp50's arms"):
@@ -297,18 +302,27 @@ def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
     assert settings.train_augment("leader16-swa") == 1
 
 
-def test_the_intro_names_the_grown_arm_with_its_layers_rates_and_control():
+@pytest.mark.parametrize(
+    ("preset", "arm", "parent", "weight"),
+    [("clrp50", "leader16-deep", "leader16", 16), ("clrp100", "leader8-deep", "leader8", 8)],
+)
+def test_the_intro_names_the_grown_arm_with_its_layers_rates_and_control(
+    preset, arm, parent, weight, restore_preset
+):
+    settings.use_preset(preset)
     intro = " ".join(command._intro())
     assert (
-        "`leader16-deep` from `leader16`'s state: POMO on one CPU thread (batch 64, Adam "
-        "2.5e-05, leader reward weight 16, the encoder grown from 3 to 6 layers, the new ones "
-        "starting as the identity at Adam 0.0001), `leader16` going on beside it as its control"
+        f"`{arm}` from `{parent}`'s state: POMO on one CPU thread (batch 64, Adam "
+        f"2.5e-05, leader reward weight {weight}, the encoder grown from 3 to 6 layers, the new "
+        f"ones starting as the identity at Adam 0.0001), `{parent}` going on beside it as its "
+        "control"
     ) in intro
-    # one change from leader16: the depth (the new layers' own rate comes with them)
-    assert settings.LEADER_WEIGHTS["leader16-deep"] == settings.LEADER_WEIGHTS["leader16"]
-    assert settings.pomo_lr("leader16-deep") == settings.pomo_lr("leader16")
-    assert settings.pomo_batch("leader16-deep") == settings.pomo_batch("leader16")
-    assert settings.train_augment("leader16-deep") == 1
+    # one change from its parent: the depth (the new layers' own rate comes with them)
+    assert settings.BRANCHES[arm] == settings.CONTROLS[arm] == parent
+    assert settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]
+    assert settings.pomo_lr(arm) == settings.pomo_lr(parent)
+    assert settings.pomo_batch(arm) == settings.pomo_batch(parent)
+    assert settings.train_augment(arm) == 1
 
 
 def test_a_grown_branch_starts_from_its_parents_weights_in_a_deeper_encoder(arms, monkeypatch):
@@ -525,6 +539,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "leader",
         "leader8",
         "leader8-aug",
+        "leader8-deep",
     )
     assert settings.shipped_name() == "drlhq_clrp100"
     # clrp100's GPU, leader-reward and slow arms continue its pomo arm, the slower one the slow
@@ -536,6 +551,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "leader": "pomo-slow",
         "leader8": "leader",
         "leader8-aug": "leader8",
+        "leader8-deep": "leader8",
     }
     # the slow arm goes on at a quarter of the pomo arm's rate, the slower at a quarter of that
     assert settings.pomo_lr("pomo-slow") == 2.5e-5 and settings.pomo_batch("pomo-slow") == 64
@@ -551,6 +567,7 @@ def test_a_preset_points_the_arms_at_its_own_start_report_and_checkpoints(restor
         "leader": "pomo-slow",
         "leader8": "leader",
         "leader8-aug": "leader8",
+        "leader8-deep": "leader8",
     }
     assert settings.pomo_lr("leader") == settings.pomo_lr("pomo-slow")
     assert settings.pomo_batch("leader") == settings.pomo_batch("pomo-slow")

@@ -57,7 +57,7 @@ better ``drlhq_clrp50`` ships) and are measured in CPU hours of one thread:
   which the weight averages could not add, leaves the plateau (the paper's model is 256-d with
   6 layers; ours 128-d with 3, and a layer of the encoder costs a few per cent of a step).
 
-clrp100 (:func:`use_preset`) has eight arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
+clrp100 (:func:`use_preset`) has nine arms: ``pomo`` (as clrp50's, from ``drlhq_clrp100``),
 ``pomo-gpu`` (its branch on a GPU), ``pomo-leader``, which branches from ``pomo`` and goes on
 at ``pomo``'s rate with the leader reward (``pomo`` going on beside it is its control), and
 ``pomo-slow``, which branches from ``pomo`` at a quarter of its rate, as clrp50's did when that
@@ -69,7 +69,10 @@ and ``leader``, which branches from ``pomo-slow`` at its rate with the leader re
 ``pomo-slow`` going on beside it as its control, and ``leader8``, which branches from ``leader``
 with the leader reward at twice its weight, as clrp50's did, ``leader`` going on beside it as its
 control, and ``leader8-aug``, which branches from ``leader8`` over the dihedral copies of its
-instances, as clrp50's ``leader16-aug`` does from ``leader16``, ``leader8`` its control.
+instances, as clrp50's ``leader16-aug`` does from ``leader16``, ``leader8`` its control, and
+``leader8-deep``, which branches from ``leader8`` with its encoder grown from 3 to 6 layers, as
+clrp50's ``leader16-deep`` does from ``leader16`` (whose mean of eight states shipped as
+``drlhq_clrp50``), ``leader8`` its control.
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -144,6 +147,7 @@ POMO_LRS = {
     "leader16-aug": 2.5e-5,
     "leader8-aug": 2.5e-5,
     "leader16-deep": 2.5e-5,
+    "leader8-deep": 2.5e-5,
 }
 #: The leader reward's weight of the arms that train with it (``build_model``'s
 #: ``leader_weight``; the others: POMO's loss).
@@ -157,6 +161,7 @@ LEADER_WEIGHTS = {
     "leader8-aug": 8.0,
     "leader16-swa": 16.0,
     "leader16-deep": 16.0,
+    "leader8-deep": 8.0,
 }
 #: Copies of each instance a training step decodes, of the arms that decode more than the
 #: instance as drawn (``build_model``'s ``train_augment``: the dihedral eight, all of an
@@ -195,7 +200,7 @@ SCRATCH_ARMS = {
 #: (the parent's encoder layers, the arm's). The new layers train at :data:`GROWN_LAYER_LR`, the
 #: others at the arm's POMO rate; a new layer's output layers start at zero, so at the rate the
 #: parent came down to they would stay near the identity for hundreds of steps.
-GROWN_ARMS = {"leader16-deep": (3, 6)}
+GROWN_ARMS = {"leader16-deep": (3, 6), "leader8-deep": (3, 6)}
 GROWN_LAYER_LR = POMO_LR
 
 #: Imitation (the ``imitation`` arm's first phase): labels per step, learning rate, passes over
@@ -240,6 +245,7 @@ PRESET_ARMS = {
         "leader",
         "leader8",
         "leader8-aug",
+        "leader8-deep",
     ),
 }
 #: Each preset's :data:`BRANCHES` (clrp100's other arms branch from its ``pomo`` arm, its
@@ -255,6 +261,7 @@ PRESET_BRANCHES = {
         "leader": "pomo-slow",
         "leader8": "leader",
         "leader8-aug": "leader8",
+        "leader8-deep": "leader8",
     },
 }
 #: Each preset's :data:`CONTROLS` (clrp100's ``leader`` is ``pomo-slow`` going on from the
@@ -266,6 +273,7 @@ PRESET_CONTROLS = {
         "leader": "pomo-slow",
         "leader8": "leader",
         "leader8-aug": "leader8",
+        "leader8-deep": "leader8",
     },
 }
 
