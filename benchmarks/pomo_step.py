@@ -11,6 +11,11 @@ load hits all alike (median of ``--rounds``):
 - ``starts S``: fp32 with S POMO starts per instance instead of N (fewer rollouts per
   instance: more instances per CPU second, a different estimate of the gradient);
 - ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder;
+- ``compile decoder`` (``--compile-decoder``): fp32 with ``torch.compile`` on the decoder's
+  step (its ``forward``, called once per action: the query, the glimpse and the pointer's
+  logits up to RL4CO's NaN check, a graph break), compiled once and replayed at every step,
+  forward and backward; compilation in the process (one inductor thread), untimed (with
+  ``--explicit-attention`` also under bf16 autocast with unfused attention);
 - ``leader reward W`` (``--leader W``): fp32 POMO with the leader reward
   (:class:`clrp_rl4co.models.LeaderRewardPOMO`), whose loss differs, not its rollouts;
 - ``... explicit attention`` (``--explicit-attention``): fp32 and bf16 autocast with every
@@ -65,6 +70,14 @@ def with_explicit_attention(policy: torch.nn.Module) -> torch.nn.Module:
     return policy
 
 
+def with_compiled_decoder(policy: torch.nn.Module) -> torch.nn.Module:
+    """``policy`` with its decoder's ``forward`` compiled by ``torch.compile`` (the module and
+    its ``state_dict`` unchanged)."""
+    torch._inductor.config.compile_threads = 1  # compile in this process, on its one thread
+    policy.decoder.forward = torch.compile(policy.decoder.forward)
+    return policy
+
+
 def make_step(
     policy: torch.nn.Module,
     env: CLRPEnv,
@@ -101,6 +114,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-bf16", action="store_true", help="leave out bf16 autocast")
     parser.add_argument("--compile", action="store_true", help="add torch.compile (encoder)")
     parser.add_argument(
+        "--compile-decoder", action="store_true", help="add torch.compile (the decoder's step)"
+    )
+    parser.add_argument(
         "--profile", type=int, default=0, metavar="K", help="the K costliest operators of a step"
     )
     parser.add_argument(
@@ -136,6 +152,16 @@ def main(argv: list[str] | None = None) -> None:
         compiled = load_policy(f"drlhq_{args.preset}").train()
         compiled.encoder = torch.compile(compiled.encoder)
         settings["compile encoder"] = make_step(compiled, env, batch, None)
+    if args.compile_decoder:
+        decoder = with_compiled_decoder(load_policy(f"drlhq_{args.preset}").train())
+        settings["compile decoder"] = make_step(decoder, env, batch, None)
+        if args.explicit_attention and not args.no_bf16:
+            both = with_compiled_decoder(
+                with_explicit_attention(load_policy(f"drlhq_{args.preset}").train())
+            )
+            settings["bf16 autocast, explicit attention, compile decoder"] = make_step(
+                both, env, batch, None, "bf16-mixed"
+            )
 
     load_before = os.getloadavg()
     for step in settings.values():  # warm-up (and compilation), untimed
