@@ -5,17 +5,18 @@ batch of instances with RL4CO's POMO ``shared_step``, backward, gradient clippin
 one thread, under each setting, interleaved round by round so that a change in the machine's
 load hits all alike (median of ``--rounds``):
 
-- ``fp32``: today's step (``torch.set_float32_matmul_precision("highest")``, N starts);
+- ``fp32``: the eager step (``torch.set_float32_matmul_precision("highest")``, N starts);
 - ``bf16 autocast``: the same under bf16 autocast, as the background training loops run it
   (``--precision bf16-mixed``, :class:`experiments.training.precision.MixedPrecision`);
 - ``starts S``: fp32 with S POMO starts per instance instead of N (fewer rollouts per
   instance: more instances per CPU second, a different estimate of the gradient);
 - ``compile encoder`` (``--compile``): fp32 with ``torch.compile`` on the policy's encoder;
-- ``compile decoder`` (``--compile-decoder``): fp32 with ``torch.compile`` on the decoder's
-  step (its ``forward``, called once per action: the query, the glimpse and the pointer's
-  logits up to RL4CO's NaN check, a graph break), compiled once and replayed at every step,
-  forward and backward; compilation in the process (one inductor thread), untimed (with
-  ``--explicit-attention`` also under bf16 autocast with unfused attention);
+- ``compile decoder`` (``--compile-decoder``): fp32 with the decoder's step compiled as the
+  training commands compile it by default on the CPU
+  (:func:`clrp_rl4co.models.training.compile_decoder`: the query, the glimpse and the
+  pointer's logits up to RL4CO's NaN check, a graph break; one graph replayed at every action,
+  forward and backward); the compilation untimed (with ``--explicit-attention`` also under bf16
+  autocast with unfused attention);
 - ``leader reward W`` (``--leader W``): fp32 POMO with the leader reward
   (:class:`clrp_rl4co.models.LeaderRewardPOMO`), whose loss differs, not its rollouts;
 - ``... explicit attention`` (``--explicit-attention``): fp32 and bf16 autocast with every
@@ -47,6 +48,7 @@ from rl4co.models.nn.attention import scaled_dot_product_attention_simple
 from clrp_rl4co.envs import CLRPEnv
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model, load_policy
+from clrp_rl4co.models.training import compile_decoder
 from clrp_rl4co.reporting.markdown import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,14 +69,6 @@ def with_explicit_attention(policy: torch.nn.Module) -> torch.nn.Module:
     for module in policy.modules():
         if hasattr(module, "sdpa_fn"):
             module.sdpa_fn = explicit_attention
-    return policy
-
-
-def with_compiled_decoder(policy: torch.nn.Module) -> torch.nn.Module:
-    """``policy`` with its decoder's ``forward`` compiled by ``torch.compile`` (the module and
-    its ``state_dict`` unchanged)."""
-    torch._inductor.config.compile_threads = 1  # compile in this process, on its one thread
-    policy.decoder.forward = torch.compile(policy.decoder.forward)
     return policy
 
 
@@ -153,10 +147,10 @@ def main(argv: list[str] | None = None) -> None:
         compiled.encoder = torch.compile(compiled.encoder)
         settings["compile encoder"] = make_step(compiled, env, batch, None)
     if args.compile_decoder:
-        decoder = with_compiled_decoder(load_policy(f"drlhq_{args.preset}").train())
+        decoder = compile_decoder(load_policy(f"drlhq_{args.preset}").train())
         settings["compile decoder"] = make_step(decoder, env, batch, None)
         if args.explicit_attention and not args.no_bf16:
-            both = with_compiled_decoder(
+            both = compile_decoder(
                 with_explicit_attention(load_policy(f"drlhq_{args.preset}").train())
             )
             settings["bf16 autocast, explicit attention, compile decoder"] = make_step(

@@ -80,6 +80,7 @@ def arms(tmp_path, labels, monkeypatch):
             imitation_batch=2,
             imitation_epochs=1,
             eval_every_cpu_hours=1e9,
+            compile=False,  # a few steps of a tiny model (one test compiles)
         )
         return ArmOptions(**{**base, **kw})
 
@@ -196,6 +197,10 @@ def test_the_command_line_takes_every_presets_arms_and_the_preset_holds_them_to_
         ["--preset", "clrp100", "train", "--arm", "pomo-leader", "--hours", "1"]
     )
     assert (args.preset, args.arm) == ("clrp100", "pomo-leader")
+    assert args.compile is None  # the package's rule decides
+    train_args = ["train", "--arm", "pomo", "--hours", "1"]
+    assert parser.parse_args([*train_args, "--no-compile"]).compile is False
+    assert parser.parse_args([*train_args, "--compile"]).compile is True
     assert parser.parse_args(["--preset", "clrp100", "ship", "--arm", "pomo-leader"]).arm == (
         "pomo-leader"
     )
@@ -730,6 +735,42 @@ def test_a_bf16_arm_computes_its_loss_under_autocast_and_keeps_float32_weights(a
     plain = train(options("pomo", max_steps=1))  # on the CPU the default is float32
     assert seen == [False]
     assert plain.hardware == [*state.hardware, state.hardware[-1].removesuffix("; bf16-mixed")]
+
+
+def test_a_compiled_arm_trains_with_its_decoder_step_compiled_and_evaluates_eagerly(
+    arms, monkeypatch
+):
+    from torch._dynamo import eval_frame
+
+    options, _, tmp = arms
+    compiled_steps, eval_stances = [], []
+    build = loop.build_model
+
+    def spying_build_model(*args, **kwargs):
+        model = build(*args, **kwargs)
+        shared_step = model.shared_step
+
+        def step(*a, **k):
+            compiled_steps.append(model.policy.decoder._compiled_call_impl is not None)
+            return shared_step(*a, **k)
+
+        model.shared_step = step
+        return model
+
+    def evaluation(policy):
+        eval_stances.append(eval_frame._stance.stance)  # torch.compiler.set_stance's
+        return 30.0
+
+    monkeypatch.setattr(loop, "build_model", spying_build_model)
+    state = train(options("pomo", max_steps=1, compile=True, evaluate_fn=evaluation))
+    assert compiled_steps == [True]
+    assert eval_stances == ["force_eager", "force_eager"]  # the start's and the last one
+    assert state.hardware[-1].endswith("; compiled decoder")
+    _, weights = load_committed(tmp / "report" / "pomo", ArmState)
+    eager = train(options("pomo", max_steps=1, evaluate_fn=evaluation))  # compile=False
+    assert compiled_steps == [True, False]
+    assert eager.hardware[-1] == state.hardware[-1].removesuffix("; compiled decoder")
+    assert set(weights) == set(load_committed(tmp / "report" / "pomo", ArmState)[1])
 
 
 def test_an_arm_with_a_leader_weight_trains_with_the_leader_reward(arms, monkeypatch):

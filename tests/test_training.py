@@ -157,6 +157,58 @@ def test_precision_one_rule(monkeypatch):
     assert training.training_precision("gpu") == "16-mixed"
 
 
+def test_compile_one_rule(monkeypatch):
+    monkeypatch.setattr(training.sys, "platform", "linux")
+    monkeypatch.setenv("CXX", sys.executable)  # an executable the CPU default finds
+    assert training.training_compile("cpu") is True
+    assert training.training_compile("cpu", False) is False  # a given one wins
+    monkeypatch.setenv("CXX", "/no/such/compiler")  # no C++ compiler: inductor could not build
+    assert training.training_compile("cpu") is False
+    assert training.training_compile("cpu", True) is True
+    monkeypatch.setenv("CXX", sys.executable)
+    assert training.training_compile("gpu") is False  # not measured on a GPU
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert training.training_compile("auto") is False
+    assert training.training_compile("cpu") is True
+    monkeypatch.setattr(training.sys, "platform", "win32")
+    assert training.training_compile("cpu") is False
+
+
+def test_a_compiled_decoder_trains_as_the_eager_one(tmp_path):
+    # the same POMO step (same weights, same instances, same sampling seed) with the decoder's
+    # step compiled: the same rollouts, loss and gradients up to float rounding, and a policy
+    # whose weights and pickle are those of an eager one
+    env = CLRPEnv(generator_params={"preset": "clrp10"}, check_actions=False)
+    torch.manual_seed(0)
+    eager = build_policy("drlhq", **TINY)
+    compiled = build_policy("drlhq", **TINY)
+    compiled.load_state_dict(eager.state_dict())
+    assert training.compile_decoder(compiled) is compiled
+    assert (
+        compiled.decoder._compiled_call_impl is not None
+        and eager.decoder._compiled_call_impl is None
+    )
+    batch = env.generator(4)
+    results = []
+    for policy in (eager, compiled):
+        lit = build_model(env, policy, algorithm="pomo", num_augment=1)
+        torch.manual_seed(7)
+        out = lit.shared_step(batch.clone(), 0, phase="train")
+        out["loss"].backward()
+        grads = {k: p.grad.clone() for k, p in policy.named_parameters() if p.grad is not None}
+        results.append((out["loss"].detach(), out["train/reward"], grads))
+    (loss0, reward0, grads0), (loss1, reward1, grads1) = results
+    assert torch.equal(reward0, reward1)  # the same sampled rollouts (their mean cost)
+    assert torch.allclose(loss0, loss1, rtol=1e-5, atol=1e-6)
+    assert grads0.keys() == grads1.keys() and len(grads0) > 0
+    for name in grads0:
+        assert torch.allclose(grads0[name], grads1[name], rtol=1e-4, atol=1e-6), name
+    assert compiled.state_dict().keys() == eager.state_dict().keys()
+    torch.save(compiled, tmp_path / "policy.pt")  # checkpoints pickle the policy
+    restored = torch.load(tmp_path / "policy.pt", weights_only=False)
+    assert restored.decoder._compiled_call_impl is None  # the compiled step is not pickled
+
+
 def test_cpu_training_keeps_true_fp32_matmuls(in_tmp, monkeypatch):
     # RL4COTrainer's default "medium" would let oneDNN run fp32 matmuls in bf16 on CPUs with
     # AMX / AVX512-BF16: CPU runs ask for "highest", GPU runs keep RL4CO's TF32 default
@@ -381,7 +433,11 @@ def test_readme_commands(in_tmp, monkeypatch):
             compare_runs.main(argv[3:])
     runs = in_tmp / "runs"
     assert _ckpt(runs / "drlhq_clrp20" / "checkpoints" / "last.ckpt")["global_step"] == 4
-    assert len(RunFolder(runs / "drlhq_clrp20").invocations()) == 2
+    invocations = RunFolder(runs / "drlhq_clrp20").invocations()
+    assert len(invocations) == 2
+    # the CPU experiment compiles the decoder's step where the rule says so (a C++ compiler),
+    # through a checkpoint, a resume and shipping
+    assert [i["compiled_decoder"] for i in invocations] == [training.training_compile("cpu")] * 2
     with (runs / "clrp20.csv").open(newline="") as f:
         labels = {row["label"] for row in csv.DictReader(f)}
     assert labels == {"DRLHQ", "POMO*"} and (runs / "clrp20.png").is_file()

@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the POMO steps' precision (default: float32 on the CPU, bf16 autocast on a GPU "
         "with bf16)",
     )
+    train.add_argument(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="compile the decoder's step of the POMO steps (default: on a CPU with a C++ compiler)",
+    )
     verbs.add_parser("status", help="one line per arm")
     verbs.add_parser("report", help="write the report and the plot")
     recipes = verbs.add_parser("recipes", help="one imitation pass per recipe, x8 after it")
@@ -138,7 +144,9 @@ def _intro() -> list[str]:
         "POMO steps train in float32 on the CPU and under bf16 autocast on a GPU with bf16 "
         "(`--precision`; weights and Adam in float32, evaluations in float32); a state's "
         "`hardware` names the precision of its mixed-precision calls (a GPU call that names "
-        "none trained in float32)."
+        "none trained in float32) and `compiled decoder` where the POMO steps ran the decoder's "
+        "step compiled (`--compile`, on a CPU with a C++ compiler by default; evaluations "
+        "eager)."
     )
     pomo = f"POMO (batch {settings.POMO_BATCH}, Adam {settings.POMO_LR:g})"
     if flag:
@@ -263,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 device=args.device,
                 threads=args.threads,
                 precision=args.precision,
+                compile=args.compile,
             )
         )
         write_report()

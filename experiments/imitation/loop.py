@@ -25,10 +25,11 @@ from clrp_rl4co.envs import CLRPEnv, CLRPGenerator
 from clrp_rl4co.envs.clrp import generate_dataset
 from clrp_rl4co.models import build_model
 from clrp_rl4co.models.imitation import imitation_loss
+from clrp_rl4co.models.training import compile_decoder, training_compile
 from clrp_rl4co.reporting.provenance import command_line, commit_line, machine
 
 from ..background import StopFlag
-from ..training.precision import MixedPrecision
+from ..training.precision import COMPILED_NOTE, MixedPrecision
 from ..training.state import choose_resume, load_committed, load_local, save_committed, save_local
 from . import settings
 from .curve import append_point, write_curve_png
@@ -62,6 +63,10 @@ class ArmOptions:
         device: torch device of the training and the evaluations (``cpu``, ``cuda``). On an
             accelerator the training's wall time counts as ``gpu_hours`` (not CPU hours) and
             the evaluations come every ``eval_every_gpu_minutes`` of it.
+        precision: the POMO steps' precision (None: the package's rule for the device).
+        compile: whether the POMO steps run the decoder's step compiled (None: the package's
+            rule, :func:`clrp_rl4co.models.training.training_compile`: on a CPU with a C++
+            compiler); the evaluations decode eagerly either way.
     """
 
     arm: str
@@ -85,6 +90,7 @@ class ArmOptions:
     device: str = "cpu"
     eval_every_gpu_minutes: float = settings.EVAL_EVERY_GPU_MINUTES
     precision: str | None = None
+    compile: bool | None = None
 
 
 def evaluate_paper_set(policy: torch.nn.Module) -> float:
@@ -211,7 +217,8 @@ def train(options: ArmOptions) -> ArmState:
         raise ValueError(f"device: {options.device!r}; the imitation phase trains on the CPU")
     mixed = MixedPrecision.for_device(device, options.precision)
     full_precision = MixedPrecision.for_device(device, "32-true")  # the imitation phase's
-    hardware = machine(options.device) + mixed.hardware_note
+    compiled = training_compile(device.type, options.compile)
+    hardware = machine(options.device) + mixed.hardware_note + (COMPILED_NOTE if compiled else "")
     if hardware not in state.hardware:
         state.hardware.append(hardware)
     pomo_batch = options.pomo_batch or settings.pomo_batch(options.arm)
@@ -226,6 +233,8 @@ def train(options: ArmOptions) -> ArmState:
         leader_weight=settings.LEADER_WEIGHTS.get(options.arm),
         train_augment=settings.train_augment(options.arm),
     ).to(device)
+    if compiled and state.phase == "pomo":
+        compile_decoder(policy)
     optimizer = _optimizer(policy, state.phase, options.arm)
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)
@@ -264,7 +273,8 @@ def train(options: ArmOptions) -> ArmState:
         steps_since_evaluation = 0
         account(training=True)
         began = time.process_time()
-        value = evaluate(policy)
+        with torch.compiler.set_stance("force_eager"):  # the curve's decoding as it was
+            value = evaluate(policy)
         policy.train()
         account(training=False)
         state.eval_at_cpu_hours = state.cpu_hours
@@ -317,6 +327,8 @@ def train(options: ArmOptions) -> ArmState:
                 if state.examples >= options.imitation_epochs * len(labels):
                     state.phase = "pomo"
                     optimizer = _optimizer(policy, "pomo", options.arm)
+                    if compiled:
+                        compile_decoder(policy)
                     labels = None
                     log.info("imitation arm: %d examples done, POMO from here", state.examples)
             else:

@@ -15,6 +15,10 @@ from dataclasses import dataclass
 
 import torch
 
+#: What a run's ``hardware`` line adds when its training steps run the decoder's step compiled
+#: (:func:`clrp_rl4co.models.training.compile_decoder`; nothing when eager).
+COMPILED_NOTE = "; compiled decoder"
+
 #: Lightning's names of the precisions a loop accepts, and their autocast dtype (None: none).
 AUTOCAST_DTYPES: dict[str, torch.dtype | None] = {
     "32-true": None,
