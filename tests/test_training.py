@@ -209,6 +209,32 @@ def test_a_compiled_decoder_trains_as_the_eager_one(tmp_path):
     assert restored.decoder._compiled_call_impl is None  # the compiled step is not pickled
 
 
+def test_a_decoder_step_that_cannot_compile_trains_eagerly(monkeypatch):
+    import torch._inductor.config as inductor_config
+
+    # no C++ compiler where inductor looks (and no cached kernels): the step runs as the eager
+    # one does instead of stopping the run
+    monkeypatch.setattr(inductor_config.cpp, "cxx", (None, "/no/such/compiler"))
+    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)
+    torch._dynamo.reset()  # no graph an earlier test compiled
+    env = CLRPEnv(generator_params={"preset": "clrp10"}, check_actions=False)
+    torch.manual_seed(0)
+    eager = build_policy("drlhq", **TINY)
+    failing = build_policy("drlhq", **TINY)
+    failing.load_state_dict(eager.state_dict())
+    training.compile_decoder(failing)
+    batch = env.generator(4)
+    losses = []
+    try:
+        for policy in (eager, failing):
+            torch.manual_seed(7)
+            lit = build_model(env, policy, algorithm="pomo", num_augment=1)
+            losses.append(lit.shared_step(batch.clone(), 0, phase="train")["loss"].detach())
+    finally:
+        torch._dynamo.reset()  # forget the failed frame for the tests that compile after
+    assert torch.equal(losses[0], losses[1])
+
+
 def test_cpu_training_keeps_true_fp32_matmuls(in_tmp, monkeypatch):
     # RL4COTrainer's default "medium" would let oneDNN run fp32 matmuls in bf16 on CPUs with
     # AMX / AVX512-BF16: CPU runs ask for "highest", GPU runs keep RL4CO's TF32 default

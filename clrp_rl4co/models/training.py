@@ -106,7 +106,8 @@ def compile_decoder(policy: torch.nn.Module) -> torch.nn.Module:
     """``policy`` with its decoder's step compiled in place (``nn.Module.compile``, static
     shapes: one graph per batch shape, a rollout's replayed at each of its actions, forward and
     backward), its ``state_dict`` and its pickling unchanged. Inductor compiles in this process on
-    one thread, so that a one-thread run's CPU time holds its compilation.
+    one thread, so that a one-thread run's CPU time holds its compilation; a step that fails to
+    compile runs eagerly (torch logs why) instead of stopping the run.
 
     Args:
         policy: an RL4CO constructive policy with a ``decoder`` module.
@@ -114,9 +115,11 @@ def compile_decoder(policy: torch.nn.Module) -> torch.nn.Module:
     Returns:
         ``policy`` itself.
     """
+    import torch._dynamo.config as dynamo_config
     import torch._inductor.config as inductor_config
 
     inductor_config.compile_threads = 1
+    dynamo_config.suppress_errors = True
     policy.decoder.compile(dynamic=False)
     return policy
 
