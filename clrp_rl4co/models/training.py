@@ -90,9 +90,10 @@ def training_compile(accelerator: str = "auto", given: bool | None = None) -> bo
     """Whether a run compiles its decoder's step (:func:`compile_decoder`): ``given`` if set;
     else on the CPU where a C++ compiler is found (torch's inductor builds its CPU kernels with
     the one ``CXX`` names, else ``g++``; ``clang++`` on macOS; none on Windows), and not on a GPU,
-    where it has not been measured. On one CPU thread the compiled step trained 1.18x the POMO
-    instances per CPU second of the eager one at clrp50 (``benchmarks/pomo_step.py
-    --compile-decoder``), with the same actions and gradients up to float rounding."""
+    where it has not been measured. On one CPU thread the compiled step trained 1.18x / 1.14x /
+    1.04x the POMO instances per CPU second of the eager one at clrp20 / 50 / 100
+    (``benchmarks/pomo_step.py --compile-decoder``), with the same rollouts and gradients up to
+    float rounding."""
     if given is not None:
         return bool(given)
     gpu = accelerator in _GPU_ACCELERATORS or (accelerator == "auto" and torch.cuda.is_available())
