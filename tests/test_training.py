@@ -172,6 +172,13 @@ def test_compile_one_rule(monkeypatch):
     assert training.training_compile("cpu") is True
     monkeypatch.setattr(training.sys, "platform", "win32")
     assert training.training_compile("cpu") is False
+    # without CXX: inductor's own default compiler, clang++ on macOS, g++ elsewhere
+    monkeypatch.delenv("CXX")
+    monkeypatch.setattr(training.shutil, "which", lambda name: name if name == "clang++" else None)
+    monkeypatch.setattr(training.sys, "platform", "darwin")
+    assert training.training_compile("cpu") is True
+    monkeypatch.setattr(training.sys, "platform", "linux")
+    assert training.training_compile("cpu") is False
 
 
 def test_a_compiled_decoder_trains_as_the_eager_one(tmp_path):
