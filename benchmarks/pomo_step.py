@@ -25,6 +25,10 @@ load hits all alike (median of ``--rounds``):
   fused ``scaled_dot_product_attention`` kernel, whose bf16 backward on the CPU is the slow part
   of a bf16 step.
 
+``--decoding N`` adds decoding alone: x8 multistart greedy of the first N instances of the
+paper's test set of the preset in batches of 10 (the arms' evaluation), eager against the
+compiled decoder step, CPU seconds of each round and the mean objective of each.
+
 Prints the CPU's vector units as torch reports them, the load average before and after, and a
 Markdown table with each setting's ratio to ``fp32``; ``--profile K`` adds, for each setting,
 the K operators of one more step that took the most CPU time themselves (``torch.profiler``).
@@ -99,6 +103,33 @@ def make_step(
     return step
 
 
+def compare_decoding(preset: str, count: int, rounds: int) -> None:
+    """Print the CPU seconds of x8 multistart greedy on the first ``count`` instances of the
+    paper's ``preset`` test set, eager and with the compiled decoder step, interleaved round by
+    round (the compilation, on the first batch, untimed), and each one's mean objective."""
+    from experiments.campaign.validation import validate
+    from experiments.paper_sets import load_drlhq_test_set
+
+    instances = load_drlhq_test_set(preset)[:count]
+    env = CLRPEnv(check_actions=False)
+    policies = {
+        "eager": load_policy(f"drlhq_{preset}").eval(),
+        "compiled decoder": compile_decoder(load_policy(f"drlhq_{preset}").eval()),
+    }
+    validate(policies["compiled decoder"], env, instances[:10], 10)  # compile
+    seconds: dict[str, list[float]] = {name: [] for name in policies}
+    objective = {}
+    for _ in range(rounds):
+        for name, policy in policies.items():
+            start = time.process_time()
+            objective[name] = validate(policy, env, instances, 10)
+            seconds[name].append(time.process_time() - start)
+    print(f"\ndecoding x8, the first {count} instances of the paper's {preset} set, batches of 10:")
+    for name in policies:
+        rounds_s = ", ".join(f"{s:.2f}" for s in seconds[name])
+        print(f"- {name}: CPU s {rounds_s}; mean objective {objective[name]:.4f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="clrp50")
@@ -109,6 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--compile", action="store_true", help="add torch.compile (encoder)")
     parser.add_argument(
         "--compile-decoder", action="store_true", help="add torch.compile (the decoder's step)"
+    )
+    parser.add_argument(
+        "--decoding", type=int, default=0, metavar="N", help="add decoding N paper instances"
     )
     parser.add_argument(
         "--profile", type=int, default=0, metavar="K", help="the K costliest operators of a step"
@@ -177,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
     )
     print(markdown_table(["setting", "CPU s / step", "instances / CPU s", "ratio to fp32"], rows))
+    if args.decoding:
+        compare_decoding(args.preset, args.decoding, args.rounds)
     for name, step in settings.items() if args.profile else ():
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
             step()
