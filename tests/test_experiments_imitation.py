@@ -275,24 +275,36 @@ def test_the_intro_names_each_leader_doubling_its_parent_weight_and_control(pres
         ) in intro
 
 
+#: What the one-change branches add to their recipe line.
+COPIES = "each instance's 8 dihedral copies one group"
+GROWN = "the encoder grown from 3 to 6 layers, the new ones starting as the identity at Adam 0.0001"
+
+
 @pytest.mark.parametrize(
-    ("preset", "arm", "parent", "weight"),
-    [("clrp50", "leader16-aug", "leader16", 16), ("clrp100", "leader8-aug", "leader8", 8)],
+    ("preset", "arm", "parent", "weight", "batch", "change"),
+    [
+        ("clrp50", "leader16-aug", "leader16", 16, 8, COPIES),
+        ("clrp100", "leader8-aug", "leader8", 8, 8, COPIES),
+        ("clrp50", "leader16-deep", "leader16", 16, 64, GROWN),
+        ("clrp100", "leader8-deep", "leader8", 8, 64, GROWN),
+    ],
 )
-def test_the_intro_names_the_arm_trained_over_the_dihedral_copies_and_its_control(
-    preset, arm, parent, weight, restore_preset
+def test_the_intro_names_a_one_change_branch_with_its_change_and_control(
+    preset, arm, parent, weight, batch, change, restore_preset
 ):
     settings.use_preset(preset)
     intro = " ".join(command._intro())
-    # 8 instances a step: their 8 copies make as many rollouts as 64 instances
     assert (
-        f"`{arm}` from `{parent}`'s state: POMO on one CPU thread (batch 8, Adam "
-        f"{settings.pomo_lr(parent):g}, leader reward weight {weight}, each instance's 8 "
-        f"dihedral copies one group), `{parent}` going on beside it as its control"
+        f"`{arm}` from `{parent}`'s state: POMO on one CPU thread (batch {batch}, Adam "
+        f"{settings.pomo_lr(parent):g}, leader reward weight {weight}, {change}), `{parent}` "
+        "going on beside it as its control"
     ) in intro
-    # the parent's weight and rate: the copies are the one change
+    # the parent's weight, rate and rollouts a step (8 instances' 8 copies make as many as 64
+    # instances): the copies, or the depth (whose new layers bring their own rate), the one change
+    assert settings.BRANCHES[arm] == settings.CONTROLS[arm] == parent
     assert settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]
     assert settings.pomo_lr(arm) == settings.pomo_lr(parent)
+    assert settings.pomo_batch(arm) * settings.train_augment(arm) == settings.pomo_batch(parent)
 
 
 def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
@@ -305,29 +317,6 @@ def test_the_intro_names_the_arm_at_a_higher_rate_with_its_weight_and_rate():
     assert "leader16-swa" not in settings.CONTROLS
     assert settings.pomo_batch("leader16-swa") == settings.pomo_batch("leader16")
     assert settings.train_augment("leader16-swa") == 1
-
-
-@pytest.mark.parametrize(
-    ("preset", "arm", "parent", "weight"),
-    [("clrp50", "leader16-deep", "leader16", 16), ("clrp100", "leader8-deep", "leader8", 8)],
-)
-def test_the_intro_names_the_grown_arm_with_its_layers_rates_and_control(
-    preset, arm, parent, weight, restore_preset
-):
-    settings.use_preset(preset)
-    intro = " ".join(command._intro())
-    assert (
-        f"`{arm}` from `{parent}`'s state: POMO on one CPU thread (batch 64, Adam "
-        f"2.5e-05, leader reward weight {weight}, the encoder grown from 3 to 6 layers, the new "
-        f"ones starting as the identity at Adam 0.0001), `{parent}` going on beside it as its "
-        "control"
-    ) in intro
-    # one change from its parent: the depth (the new layers' own rate comes with them)
-    assert settings.BRANCHES[arm] == settings.CONTROLS[arm] == parent
-    assert settings.LEADER_WEIGHTS[arm] == settings.LEADER_WEIGHTS[parent]
-    assert settings.pomo_lr(arm) == settings.pomo_lr(parent)
-    assert settings.pomo_batch(arm) == settings.pomo_batch(parent)
-    assert settings.train_augment(arm) == 1
 
 
 def test_a_grown_branch_starts_from_its_parents_weights_in_a_deeper_encoder(arms, monkeypatch):
