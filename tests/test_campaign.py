@@ -4,6 +4,7 @@ validation values scripted so that both shipping decisions are forced; a session
 its first archive; the state, curves and shipped models that ``apply`` writes; the split of the
 time; the Hydra overrides a GPU run passes to ``run.py``; the command-line plan."""
 
+import dataclasses
 import json
 import shutil
 import tarfile
@@ -91,6 +92,7 @@ def _options(tmp_path, pretrained, state, name, presets, seconds, **kw) -> RunOp
         concurrent=False,
         val_every_s=0.5,
         accelerator="cpu",
+        compile=False,  # seconds of training: compiling the decoder's step would take them all
         threads=1,
         batch_size=2,
         epoch_size=8,
@@ -306,6 +308,12 @@ def test_the_gpu_run_overrides_compose_into_the_training_config(tmp_path):
     assert cfg.model.policy.embed_dim == 256 and cfg.model.policy.num_encoder_layers == 6
     assert cfg.paths.output_dir == str(tmp_path / "w" / "t") and cfg.seed == 1003
     assert cfg.num_threads == 4 and cfg.init is None
+    assert cfg.compile is None  # the rule decides (training_compile: not on a GPU)
+    for given in (True, False):
+        told = dataclasses.replace(options, compile=given)
+        overrides = campaign_session.run_overrides(tmp_path / "plan.json", plan, told, size, 4)
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            assert compose("main", overrides).compile is given
 
 
 def test_the_run_command_plans_a_gpu_session_on_the_committed_state(tmp_path):

@@ -47,6 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--floor", type=float, default=0.1, help="least share of time per preset")
     r.add_argument("--accelerator", default="auto", help="Lightning accelerator (cpu, gpu, auto)")
     r.add_argument("--precision", default=None, help="default: training_precision's rule")
+    r.add_argument(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="compile the decoder's step (default: training_compile's rule)",
+    )
     r.add_argument("--threads", type=int, default=None, help="torch threads per process")
     r.add_argument("--batch-size", type=int, default=None, help="instead of the preset's")
     r.add_argument("--epoch-size", type=int, default=None, help="instead of the preset's")
@@ -82,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             state_dir=state_dir, pretrained_dir=pretrained,
             work=Path(args.work) if args.work else None, concurrent=args.concurrent,
             in_process=args.in_process, val_every_s=args.val_every, floor=args.floor,
-            accelerator=args.accelerator, precision=args.precision, threads=args.threads,
+            accelerator=args.accelerator, precision=args.precision, compile=args.compile,
+            threads=args.threads,
             batch_size=args.batch_size, epoch_size=args.epoch_size, val_size=args.val_size,
             startup_s=args.startup, dry_run=args.dry_run,
             command=provenance.command_line(argv, prog="python -m experiments.campaign"),

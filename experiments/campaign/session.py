@@ -57,6 +57,7 @@ class RunOptions:
     floor: float = 0.1
     accelerator: str = "auto"
     precision: str | None = None
+    compile: bool | None = None
     threads: int | None = None
     batch_size: int | None = None
     epoch_size: int | None = None
@@ -110,6 +111,7 @@ def run_overrides(
         f"trainer.accelerator={options.accelerator}",
         "trainer.devices=1",
         f"trainer.precision={options.precision or 'null'}",
+        f"compile={'null' if options.compile is None else str(options.compile).lower()}",
         "callbacks.model_checkpoint=null",
         "callbacks.latest_checkpoint=null",
         "+callbacks.campaign._target_=experiments.campaign.callback.CampaignCallback",
