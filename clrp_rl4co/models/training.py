@@ -61,6 +61,13 @@ AUTO_MONITOR = "auto"
 
 _GPU_ACCELERATORS = ("gpu", "cuda")
 
+
+def _on_gpu(accelerator: str) -> bool:
+    """Whether a run on Lightning's ``accelerator`` trains on a CUDA GPU (``gpu`` / ``cuda``, or
+    ``auto`` with one available): the device the rules below decide by."""
+    return accelerator in _GPU_ACCELERATORS or (accelerator == "auto" and torch.cuda.is_available())
+
+
 log = logging.getLogger(__name__)
 
 
@@ -70,8 +77,7 @@ def training_precision(accelerator: str = "auto", precision: str | int | None = 
     ``bf16-mixed`` where the GPU supports bf16, ``16-mixed`` otherwise."""
     if precision is not None:
         return str(precision)
-    gpu = accelerator in _GPU_ACCELERATORS or (accelerator == "auto" and torch.cuda.is_available())
-    if not gpu:
+    if not _on_gpu(accelerator):
         return "32-true"
     return "bf16-mixed" if torch.cuda.is_bf16_supported() else "16-mixed"
 
@@ -82,8 +88,7 @@ def training_matmul_precision(accelerator: str = "auto", given: str | None = Non
     with AMX / AVX512-BF16); None on a GPU (RL4COTrainer's ``"medium"``, TF32 matmuls)."""
     if given is not None:
         return given
-    gpu = accelerator in _GPU_ACCELERATORS or (accelerator == "auto" and torch.cuda.is_available())
-    return None if gpu else "highest"
+    return None if _on_gpu(accelerator) else "highest"
 
 
 def training_compile(accelerator: str = "auto", given: bool | None = None) -> bool:
@@ -96,8 +101,7 @@ def training_compile(accelerator: str = "auto", given: bool | None = None) -> bo
     float rounding."""
     if given is not None:
         return bool(given)
-    gpu = accelerator in _GPU_ACCELERATORS or (accelerator == "auto" and torch.cuda.is_available())
-    if gpu or sys.platform == "win32":
+    if _on_gpu(accelerator) or sys.platform == "win32":
         return False
     default = "clang++" if sys.platform == "darwin" else "g++"
     return shutil.which(os.environ.get("CXX") or default) is not None
