@@ -72,7 +72,8 @@ control, and ``leader8-aug``, which branches from ``leader8`` over the dihedral 
 instances, as clrp50's ``leader16-aug`` does from ``leader16``, ``leader8`` its control, and
 ``leader8-deep``, which branches from ``leader8`` with its encoder grown from 3 to 6 layers, as
 clrp50's ``leader16-deep`` does from ``leader16`` (whose mean of eight states shipped as
-``drlhq_clrp50``), ``leader8`` its control.
+``drlhq_clrp50``), ``leader8`` its control (``leader8-deep``'s mean of five states shipped as
+``drlhq_clrp100``).
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
@@ -191,8 +192,9 @@ POMO_BATCHES = {
 GPU_ARMS = ("pomo-gpu", "pomo-gpu-slow", "wide")
 #: Arms that start from scratch (seeded random weights) with their own architecture instead of
 #: :data:`START_MODEL`: arm -> DRLHQ's constructor arguments. ``wide`` is the paper's model
-#: size (256-d, 6 layers, 16 heads, feed-forward 512; the shipped models are 128-d, 3 layers,
-#: 8 heads), trained on a GPU, where a step of either size is bound by kernel launches.
+#: size (256-d, 6 layers, 16 heads, feed-forward 512; the shipped models are 128-d, 3 layers
+#: (6 for clrp50 and clrp100, grown by the ``-deep`` arms), 8 heads), trained on a GPU, where a
+#: step of either size is bound by kernel launches.
 SCRATCH_ARMS = {
     "wide": {"embed_dim": 256, "num_encoder_layers": 6, "num_heads": 16, "feedforward_hidden": 512}
 }
