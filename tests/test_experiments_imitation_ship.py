@@ -4,6 +4,7 @@ that nothing ships when the arm is not better."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import torch
@@ -98,6 +99,26 @@ def test_an_arm_that_is_not_better_ships_nothing(folders, monkeypatch):
     assert "nothing shipped" in (tmp_path / "report" / shipping.SHIP_MD).read_text()
     with pytest.raises(ValueError, match="arm: 'imitation' has no committed state"):
         shipping.ship("imitation", 4, tmp_path / "report", pretrained, instances)
+
+
+def test_side_by_side_decoding_pairs_the_same_costs_as_one_after_the_other(folders):
+    """Real decodes of two different tiny models: ``jobs=2`` (the shipped one in a second
+    process) must write the same figures as ``jobs=1``, and record its command."""
+    tmp_path, pretrained, _, instances = folders
+    rows = {}
+    for jobs in (1, 2):
+        report, models = tmp_path / f"report{jobs}", tmp_path / f"pretrained{jobs}"
+        shutil.copytree(tmp_path / "report", report)
+        shutil.copytree(pretrained, models)
+        shipping.ship("pomo", 4, report, models, instances, jobs=jobs)
+        text = (report / shipping.SHIP_MD).read_text()
+        rows[jobs] = [line for line in text.splitlines() if line.startswith("| `drlhq")
+                      or line.startswith("| pomo")]  # fmt: skip
+        assert ("ship --arm pomo --count 4 --jobs 2" in text) == (jobs == 2)
+    assert len(rows[1]) == 2 and rows[1] == rows[2]
+    assert rows[1][0].split("|")[2] != rows[1][1].split("|")[2]  # two models, two means
+    with pytest.raises(ValueError, match="jobs: 3"):
+        shipping.ship("pomo", 4, tmp_path / "report", pretrained, instances, jobs=3)
 
 
 def test_a_second_check_adds_to_the_record_and_keeps_the_first(folders, monkeypatch):

@@ -14,7 +14,7 @@ The verbs work on one preset's arms (default clrp50; clrp100 has ``pomo`` and, o
   after the curve's, paired (:mod:`.heldout`).
 * ``average --arm ARM --revisions REV ...``: the mean of the arm's committed weights at those
   commits, evaluated like a point of the curve (:mod:`.average`).
-* ``ship --arm ARM --count K [--average]``: the arm's weights (or that mean) ship as
+* ``ship --arm ARM --count K [--average] [--jobs 2]``: the arm's weights (or that mean) ship as
   ``drlhq_<preset>`` when they beat the shipped model on those instances (:mod:`.ship`).
 """
 
@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     ship.add_argument("--arm", required=True, choices=settings.all_arms())
     ship.add_argument("--count", type=int, default=800, help="held-out instances (default: 800)")
     ship.add_argument("--average", action="store_true", help="ship the arm's written average")
+    ship.add_argument(
+        "--jobs",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="decode the two models one after the other (1, the default) or side by side (2)",
+    )
     average = verbs.add_parser("average", help="the mean of an arm's weights at some commits")
     average.add_argument("--arm", required=True, choices=settings.all_arms())
     average.add_argument(
@@ -324,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         torch.set_num_threads(1)
         try:
-            print(ship(args.arm, args.count, average=args.average))
+            print(ship(args.arm, args.count, average=args.average, jobs=args.jobs))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
     elif args.verb == "average":

@@ -19,9 +19,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import torch
+from tensordict import TensorDict
 
 from clrp_rl4co.models import load_policy
 from clrp_rl4co.models.shipping import PAPER_TRAINING_INSTANCES
@@ -93,13 +98,22 @@ def beats(candidate: list[float], shipped: list[float]) -> bool:
     return mean + half < 0
 
 
-def ship_command(arm: str, count: int, average: bool = False) -> str:
+def ship_command(arm: str, count: int, average: bool = False, jobs: int = 1) -> str:
     """The command line of a ship of ``arm`` (its average with ``average``) on ``count``
-    held-out instances, as ``ship.md`` and the shipped JSON's ``training`` record it."""
+    held-out instances in ``jobs`` processes, as ``ship.md`` and the shipped JSON's
+    ``training`` record it."""
     return (
         f"python -m experiments.imitation{settings.preset_flag()} ship --arm {arm} --count {count}"
         + (" --average" if average else "")
+        + (f" --jobs {jobs}" if jobs != 1 else "")
     )
+
+
+def shipped_x8(path: Path, instances: TensorDict, threads: int) -> list[float]:
+    """:func:`.heldout.per_instance_x8` of the model saved at ``path`` on ``threads`` torch
+    threads: the shipped side of a check, in a process of its own when ``jobs`` is 2."""
+    torch.set_num_threads(threads)
+    return per_instance_x8(load_policy(path), instances)
 
 
 def provenance(
@@ -108,10 +122,12 @@ def provenance(
     heldout: dict[str, Any],
     count: int,
     average_of: Sequence[float] | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """The shipped JSON's fields (besides class and config) for ``state``'s arm, started from
-    the model whose JSON is ``start_meta`` and shipped on ``count`` held-out instances;
-    ``average_of``: the arm's CPU hours whose weights' mean ships (:mod:`.average`)."""
+    the model whose JSON is ``start_meta`` and shipped on ``count`` held-out instances in
+    ``jobs`` processes; ``average_of``: the arm's CPU hours whose weights' mean ships
+    (:mod:`.average`)."""
     pomo_instances = state.instances - state.examples
     start = {k: v for k, v in start_meta.items() if k not in ("class", "config")}
     recipe = arm_recipe(state.arm, state.examples)
@@ -123,7 +139,7 @@ def provenance(
         f"then {recipe}: the {state.arm} arm of experiments/imitation",
         "training": [
             *state.commands,
-            ship_command(state.arm, count, average=bool(average_of)),
+            ship_command(state.arm, count, average=bool(average_of), jobs=jobs),
         ],
         "commits": state.commits,
         "hardware": "; ".join(state.hardware),
@@ -151,19 +167,24 @@ def ship(
     pretrained_dir: Path = PRETRAINED_DIR,
     instances=None,
     average: bool = False,
+    jobs: int = 1,
 ) -> str:
     """Compare ``arm``'s committed weights (with ``average``, the mean that
     :func:`.average.average` wrote) with the shipped ``drlhq_<preset>`` on ``count`` held-out
     instances (``instances`` in their place, for tests), write ``ship.md``, ship when better;
-    returns a one-line verdict.
+    returns a one-line verdict. ``jobs``: 1 decodes the two models one after the other, 2 side
+    by side (the shipped one in a second process, on as many torch threads as this one).
 
     Raises:
-        ValueError: an unknown arm, or an arm without a committed state or average (naming its
-            folder).
+        ValueError: an unknown arm, an arm without a committed state or average (naming its
+            folder), or ``jobs`` other than 1 or 2.
     """
     from .state import arm_policy, arm_start, committed_arm, hours_label
 
     settings.check_arm(arm)
+    if jobs not in (1, 2):
+        raise ValueError(f"jobs: {jobs!r}; a check decodes two models, one after the other (1) "
+                         "or side by side (2)")  # fmt: skip
     commit = commit_line()  # the code this call runs, whatever the checkout moves to meanwhile
     if arm in settings.SCRATCH_ARMS:
         raise ValueError(f"arm: {arm!r} trains from scratch; ship takes arms continued from a "
@@ -188,10 +209,18 @@ def ship(
         instances = heldout_instances(count)
     count = instances.batch_size[0]
     shipped_path = Path(pretrained_dir) / shipped_name
-    shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
     start = arm_start(state)
-    candidate = arm_policy(weights, start, arm)
-    arm_costs = per_instance_x8(candidate, instances)
+    if jobs == 2:
+        spawn = multiprocessing.get_context("spawn")  # a fork would copy this process's threads
+        with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+            shipped = pool.submit(shipped_x8, shipped_path, instances, torch.get_num_threads())
+            candidate = arm_policy(weights, start, arm)
+            arm_costs = per_instance_x8(candidate, instances)
+            shipped_costs = shipped.result()
+    else:
+        shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
+        candidate = arm_policy(weights, start, arm)
+        arm_costs = per_instance_x8(candidate, instances)
     better = beats(arm_costs, shipped_costs)
     row = paired_row(label, arm_costs, shipped_costs)
     shipped_mean = sum(shipped_costs) / count
@@ -207,7 +236,7 @@ def ship(
         + (f" (the mean of its weights at {hours_list(average_of)} CPU h)" if average_of else ""),
         "",
         "```bash",
-        ship_command(arm, count, average),
+        ship_command(arm, count, average, jobs),
         "```",
         "",
         f"- commit: {commit}",
@@ -236,6 +265,8 @@ def ship(
             "difference": row[2],
             "equal_below": EQUAL,
         }
-        extra = provenance(state, json.loads(start_json.read_text()), heldout, count, average_of)
+        extra = provenance(
+            state, json.loads(start_json.read_text()), heldout, count, average_of, jobs
+        )
         candidate.save_pretrained(shipped_path, extra=extra)
     return verdict
