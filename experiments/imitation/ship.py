@@ -210,16 +210,16 @@ def ship(
     count = instances.batch_size[0]
     shipped_path = Path(pretrained_dir) / shipped_name
     start = arm_start(state)
+    candidate = arm_policy(weights, start, arm)
+    threads = torch.get_num_threads()
     if jobs == 2:
         spawn = multiprocessing.get_context("spawn")  # a fork would copy this process's threads
         with ProcessPoolExecutor(1, mp_context=spawn) as pool:
-            shipped = pool.submit(shipped_x8, shipped_path, instances, torch.get_num_threads())
-            candidate = arm_policy(weights, start, arm)
+            shipped = pool.submit(shipped_x8, shipped_path, instances, threads)
             arm_costs = per_instance_x8(candidate, instances)
             shipped_costs = shipped.result()
     else:
-        shipped_costs = per_instance_x8(load_policy(shipped_path), instances)
-        candidate = arm_policy(weights, start, arm)
+        shipped_costs = shipped_x8(shipped_path, instances, threads)
         arm_costs = per_instance_x8(candidate, instances)
     better = beats(arm_costs, shipped_costs)
     row = paired_row(label, arm_costs, shipped_costs)
