@@ -73,7 +73,7 @@ instances, as clrp50's ``leader16-aug`` does from ``leader16``, ``leader8`` its 
 ``leader8-deep``, which branches from ``leader8`` with its encoder grown from 3 to 6 layers, as
 clrp50's ``leader16-deep`` does from ``leader16`` (whose mean of eight states shipped as
 ``drlhq_clrp50``), ``leader8`` its control (``leader8-deep``'s means of five states shipped as
-``drlhq_clrp100`` twice).
+``drlhq_clrp100`` three times).
 
 Every :data:`EVAL_EVERY_CPU_HOURS` of training, the arm's policy is decoded with dihedral x8
 multistart greedy (as the tables decode it) on the first :data:`EVAL_SIZE` instances of the
