@@ -90,10 +90,9 @@ def rates_text(rates: dict[str, float]) -> str:
 
 def _source_lines(curve_dir: Path, out_dir: Path) -> list[str]:
     """Which command wrote the report and from which run's folder (a link relative to it)."""
-    flag = "" if settings.RUN == "plain" else f" --run {settings.RUN}"
     link = Path(os.path.relpath(curve_dir, out_dir)).as_posix()
     return [
-        f"Written by `python -m experiments.generalist{flag} report` from the committed state "
+        f"Written by `{settings.command('report')}` from the committed state "
         f"and curve of [`{link}/`]({link}/) (the {settings.RUN} run).",
     ]
 

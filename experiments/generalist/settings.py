@@ -49,6 +49,13 @@ RUN = "plain"
 BRANCH_FROM: Path | None = None
 
 
+def command(verb: str) -> str:
+    """The command line of ``verb`` on the run in use, as the results record it: ``python -m
+    experiments.generalist ship`` for the plain run, ``... --run bias ship`` for the bias run."""
+    flag = "" if RUN == "plain" else f" --run {RUN}"
+    return f"python -m experiments.generalist{flag} {verb}"
+
+
 def use_run(name: str) -> None:
     """Point this module's run constants (:data:`STATE_DIR`, :data:`REPORT_DIR`,
     :data:`WORK_DIR`, :data:`ARCHITECTURE`, :data:`BRANCH_FROM`) at run ``name``; ``bias``
