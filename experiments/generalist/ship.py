@@ -85,17 +85,14 @@ def ship(paper_instances: int = 200) -> str:
     ]
     verdict = (
         f"run ({state.instances:,} instances, {state.cpu_hours:.2f} CPU h) "
-        + ("beats" if lower else "does not beat")
-        + f" {shipped_name} on the mean family gap"
-        + (
-            ""
-            if within
-            else f"{' but' if lower else ' and'} is {paper_excess * 100:+.2f}% against "
-            f"{PAPER_MODEL} on the paper's {PAPER_PRESET} set "
-            f"(limit +{PAPER_TOLERANCE * 100:.0f}%)"
-        )
-        + (f": shipped as {NAME}" if better else ": nothing shipped")
+        f"{'beats' if lower else 'does not beat'} {shipped_name} on the mean family gap"
     )
+    if not within:
+        verdict += (
+            f"{' but' if lower else ' and'} is {paper_excess * 100:+.2f}% against {PAPER_MODEL} "
+            f"on the paper's {PAPER_PRESET} set (limit +{PAPER_TOLERANCE * 100:.0f}%)"
+        )
+    verdict += f": shipped as {NAME}" if better else ": nothing shipped"
     entry = [
         f"## {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC: the run at {state.cpu_hours:.2f} CPU h",
         "",
